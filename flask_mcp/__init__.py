@@ -1,0 +1,36 @@
+"""flask_mcp: serve the Model Context Protocol from a Flask app."""
+
+from __future__ import annotations
+
+from .content import (
+    AudioContent,
+    Content,
+    EmbeddedResource,
+    ImageContent,
+    PromptMessage,
+    ResourceLink,
+    TextContent,
+    ToolResult,
+)
+from .errors import ToolError
+from .extension import MCP
+from .jsonrpc import MCPError
+from .versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "LATEST_PROTOCOL_VERSION",
+    "MCP",
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "AudioContent",
+    "Content",
+    "EmbeddedResource",
+    "ImageContent",
+    "MCPError",
+    "PromptMessage",
+    "ResourceLink",
+    "TextContent",
+    "ToolError",
+    "ToolResult",
+]

@@ -1,0 +1,359 @@
+"""Registered tools, resources, resource templates and prompts.
+
+Each component is built once at registration: its marshmallow schema, its
+JSON Schema and the descriptor sent in ``*/list`` results are computed then
+(lazily, on first use) and cached, never per request.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import re
+import typing as t
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from .hints import schema_from_dataclass, schema_from_signature
+from .json_schema import schema_to_json_schema
+from .uri_template import URITemplate
+
+__all__ = [
+    "Completer",
+    "Prompt",
+    "Resource",
+    "ResourceTemplate",
+    "SchemaLike",
+    "Tool",
+    "build_prompt",
+    "build_resource",
+    "build_tool",
+]
+
+#: A marshmallow schema class or instance, or a dict of field name to field.
+SchemaLike = t.Union[type[ma.Schema], ma.Schema, t.Mapping[str, fields.Field[t.Any]]]
+#: Completion source: a fixed list, or ``f(value, arguments) -> iterable of str``.
+Completer = t.Union[t.Sequence[str], t.Callable[[str, dict[str, str]], t.Iterable[str]]]
+
+# SEP-986 tool names: 1-128 characters, letters, digits, underscore, hyphen, dot.
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+
+def as_schema(schema: SchemaLike, name: str) -> ma.Schema:
+    """Return a schema instance for a class, an instance or a dict of fields."""
+    if isinstance(schema, ma.Schema):
+        return schema
+    if isinstance(schema, type) and issubclass(schema, ma.Schema):
+        return schema()
+    if isinstance(schema, t.Mapping):
+        return ma.Schema.from_dict(dict(schema), name=name)()
+    raise TypeError(f"expected a marshmallow Schema class, instance or dict of fields, got {schema!r}")
+
+
+def normalize_icons(icons: t.Sequence[str | t.Mapping[str, t.Any]] | None) -> list[dict[str, t.Any]] | None:
+    """Accept icons as ``src`` strings or full ``Icon`` dicts."""
+    if not icons:
+        return None
+    return [{"src": icon} if isinstance(icon, str) else dict(icon) for icon in icons]
+
+
+def _describe(func: t.Callable[..., t.Any], description: str | None) -> str | None:
+    return description if description is not None else inspect.getdoc(func)
+
+
+def _descriptor(**members: t.Any) -> dict[str, t.Any]:
+    """A wire object with the ``None`` members left out."""
+    return {key: value for key, value in members.items() if value is not None}
+
+
+def _output_schema_from_hints(func: t.Callable[..., t.Any]) -> ma.Schema | None:
+    """A return annotation that is a Schema subclass or a dataclass names the output schema."""
+    try:
+        hint = t.get_type_hints(func).get("return")
+    except Exception:  # unresolvable forward references: no schema, like no hint
+        return None
+    if isinstance(hint, type) and issubclass(hint, ma.Schema):
+        return hint()
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return schema_from_dataclass(hint)()
+    return None
+
+
+def _choices(schema: ma.Schema) -> dict[str, list[str]]:
+    """Completion values implied by ``OneOf`` validators (``Literal``/``Enum`` hints)."""
+    found: dict[str, list[str]] = {}
+    for name, field in schema.fields.items():
+        for validator in field.validators:
+            if isinstance(validator, validate.OneOf):
+                found[name] = [str(choice) for choice in validator.choices]
+        if isinstance(field, fields.Enum):
+            found[name] = [str(member.value if field.by_value else member.name) for member in field.enum]
+    return found
+
+
+def _completers(schema: ma.Schema, explicit: t.Mapping[str, Completer] | None) -> dict[str, Completer]:
+    unknown = set(explicit or ()) - set(schema.fields)
+    if unknown:
+        raise ValueError(f"completions given for unknown argument(s): {', '.join(sorted(unknown))}")
+    return {**_choices(schema), **(explicit or {})}
+
+
+@dataclasses.dataclass(eq=False)
+class Tool:
+    """A registered tool. Built by :meth:`flask_mcp.MCP.tool`."""
+
+    func: t.Callable[..., t.Any]
+    name: str
+    input_schema: ma.Schema
+    title: str | None = None
+    description: str | None = None
+    output_schema: ma.Schema | None = None
+    annotations: dict[str, t.Any] | None = None
+    icons: list[dict[str, t.Any]] | None = None
+    meta: dict[str, t.Any] | None = None
+
+    @functools.cached_property
+    def descriptor(self) -> dict[str, t.Any]:
+        """The ``Tool`` object of ``tools/list``."""
+        return _descriptor(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            inputSchema=schema_to_json_schema(self.input_schema, "input"),
+            outputSchema=schema_to_json_schema(self.output_schema, "output") if self.output_schema else None,
+            annotations=self.annotations,
+            icons=self.icons,
+            _meta=self.meta,
+        )
+
+    def load_arguments(self, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
+        """Validate *arguments*; raises :class:`marshmallow.ValidationError`."""
+        return t.cast(dict[str, t.Any], self.input_schema.load(arguments))
+
+
+@dataclasses.dataclass(eq=False)
+class Resource:
+    """A static resource with a fixed URI. Built by :meth:`flask_mcp.MCP.resource`."""
+
+    func: t.Callable[..., t.Any]
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: dict[str, t.Any] | None = None
+    icons: list[dict[str, t.Any]] | None = None
+    meta: dict[str, t.Any] | None = None
+    output_schema: ma.Schema | None = None
+
+    @functools.cached_property
+    def descriptor(self) -> dict[str, t.Any]:
+        """The ``Resource`` object of ``resources/list``."""
+        return _descriptor(
+            uri=self.uri,
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            mimeType=self.mime_type,
+            size=self.size,
+            annotations=self.annotations,
+            icons=self.icons,
+            _meta=self.meta,
+        )
+
+
+@dataclasses.dataclass(eq=False)
+class ResourceTemplate:
+    """A family of resources described by a URI template."""
+
+    func: t.Callable[..., t.Any]
+    template: URITemplate
+    name: str
+    variables_schema: ma.Schema
+    completers: dict[str, Completer] = dataclasses.field(default_factory=dict)
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: dict[str, t.Any] | None = None
+    icons: list[dict[str, t.Any]] | None = None
+    meta: dict[str, t.Any] | None = None
+    output_schema: ma.Schema | None = None
+
+    @classmethod
+    def check_signature(cls, func: t.Callable[..., t.Any], template: URITemplate) -> None:
+        """Every variable must be a parameter, every required parameter a variable."""
+        params = inspect.signature(func).parameters
+        takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        missing = [v for v in template.variables if v not in params and not takes_kwargs]
+        unfilled = [
+            p.name
+            for p in params.values()
+            if p.default is p.empty
+            and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+            and p.name not in template.variables
+        ]
+        if missing or unfilled:
+            raise TypeError(
+                f"resource template {template.template!r} does not fit {func.__name__}(): "
+                f"variables without a parameter: {missing or 'none'}; "
+                f"required parameters without a variable: {unfilled or 'none'}"
+            )
+
+    @functools.cached_property
+    def descriptor(self) -> dict[str, t.Any]:
+        """The ``ResourceTemplate`` object of ``resources/templates/list``."""
+        return _descriptor(
+            uriTemplate=self.template.template,
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            mimeType=self.mime_type,
+            annotations=self.annotations,
+            icons=self.icons,
+            _meta=self.meta,
+        )
+
+    def load_variables(self, variables: dict[str, str]) -> dict[str, t.Any]:
+        """Convert the matched strings by the parameters' hints; raises ``ValidationError``."""
+        return t.cast(dict[str, t.Any], self.variables_schema.load(variables))
+
+
+@dataclasses.dataclass(eq=False)
+class Prompt:
+    """A registered prompt. Built by :meth:`flask_mcp.MCP.prompt`."""
+
+    func: t.Callable[..., t.Any]
+    name: str
+    arguments_schema: ma.Schema
+    completers: dict[str, Completer] = dataclasses.field(default_factory=dict)
+    title: str | None = None
+    description: str | None = None
+    icons: list[dict[str, t.Any]] | None = None
+    meta: dict[str, t.Any] | None = None
+
+    @functools.cached_property
+    def descriptor(self) -> dict[str, t.Any]:
+        """The ``Prompt`` object of ``prompts/list``; arguments come from the schema."""
+        arguments = [
+            _descriptor(name=name, description=field.metadata.get("description"), required=field.required)
+            for name, field in self.arguments_schema.fields.items()
+            if not field.dump_only
+        ]
+        return _descriptor(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            arguments=arguments,
+            icons=self.icons,
+            _meta=self.meta,
+        )
+
+    def load_arguments(self, arguments: dict[str, str]) -> dict[str, t.Any]:
+        """Convert the string arguments by the hints; raises ``ValidationError``."""
+        return t.cast(dict[str, t.Any], self.arguments_schema.load(arguments))
+
+
+def build_tool(
+    func: t.Callable[..., t.Any],
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    input_schema: SchemaLike | None = None,
+    output_schema: SchemaLike | None = None,
+    annotations: t.Mapping[str, t.Any] | None = None,
+    icons: t.Sequence[str | t.Mapping[str, t.Any]] | None = None,
+    meta: t.Mapping[str, t.Any] | None = None,
+) -> Tool:
+    """Build a :class:`Tool` from a function and the decorator's keywords."""
+    name = name or func.__name__
+    if not _TOOL_NAME.match(name):
+        raise ValueError(f"invalid tool name {name!r}: use 1-128 letters, digits, '_', '-' or '.'")
+    schema_name = f"{name}_arguments"
+    loaded = as_schema(input_schema, schema_name) if input_schema is not None else None
+    return Tool(
+        func=func,
+        name=name,
+        input_schema=loaded or schema_from_signature(func, name=schema_name)(),
+        title=title,
+        description=_describe(func, description),
+        output_schema=(
+            as_schema(output_schema, f"{name}_result") if output_schema is not None else _output_schema_from_hints(func)
+        ),
+        annotations=dict(annotations) if annotations else None,
+        icons=normalize_icons(icons),
+        meta=dict(meta) if meta else None,
+    )
+
+
+def build_prompt(
+    func: t.Callable[..., t.Any],
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    completions: t.Mapping[str, Completer] | None = None,
+    icons: t.Sequence[str | t.Mapping[str, t.Any]] | None = None,
+    meta: t.Mapping[str, t.Any] | None = None,
+) -> Prompt:
+    """Build a :class:`Prompt` from a function; arguments come from its signature."""
+    name = name or func.__name__
+    schema = schema_from_signature(func, name=f"{name}_arguments", strict=False)()
+    return Prompt(
+        func=func,
+        name=name,
+        arguments_schema=schema,
+        completers=_completers(schema, completions),
+        title=title,
+        description=_describe(func, description),
+        icons=normalize_icons(icons),
+        meta=dict(meta) if meta else None,
+    )
+
+
+def build_resource(
+    func: t.Callable[..., t.Any],
+    uri: str,
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+    size: int | None = None,
+    annotations: t.Mapping[str, t.Any] | None = None,
+    icons: t.Sequence[str | t.Mapping[str, t.Any]] | None = None,
+    meta: t.Mapping[str, t.Any] | None = None,
+    output_schema: SchemaLike | None = None,
+    completions: t.Mapping[str, Completer] | None = None,
+) -> Resource | ResourceTemplate:
+    """Build a static :class:`Resource`, or a :class:`ResourceTemplate` when *uri* has variables."""
+    name = name or func.__name__
+    common = dict(
+        func=func,
+        name=name,
+        title=title,
+        description=_describe(func, description),
+        mime_type=mime_type,
+        annotations=dict(annotations) if annotations else None,
+        icons=normalize_icons(icons),
+        meta=dict(meta) if meta else None,
+        output_schema=as_schema(output_schema, f"{name}_contents") if output_schema is not None else None,
+    )
+    template = URITemplate(uri)
+    if not template.variables:
+        if completions:
+            raise ValueError(f"resource {uri!r} has no variables to complete")
+        return Resource(uri=uri, size=size, **common)  # type: ignore[arg-type]
+    ResourceTemplate.check_signature(func, template)
+    # Variables without a parameter of their own go to **kwargs, hence INCLUDE.
+    variables = schema_from_signature(func, name=f"{name}_variables", only=template.variables, strict=False)
+    schema = variables(unknown=ma.INCLUDE)
+    return ResourceTemplate(
+        template=template,
+        variables_schema=schema,
+        completers=_completers(schema, completions),
+        **common,  # type: ignore[arg-type]
+    )

@@ -1,0 +1,87 @@
+"""``MCP_*`` configuration keys, their defaults, and the settings read from them."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing as t
+
+from flask import Flask
+
+__all__ = ["DEFAULTS", "Settings"]
+
+#: Every configuration key with its default. ``init_app`` fills in the missing
+#: ones with ``app.config.setdefault`` so ``app.config`` shows what is in force.
+DEFAULTS: dict[str, t.Any] = {
+    # Path of the MCP endpoint when registered through init_app.
+    "MCP_URL_PREFIX": "/mcp",
+    # Items per page of every */list result; None disables pagination.
+    "MCP_PAGE_SIZE": 100,
+    # Issue no sessions: every request stands alone.
+    "MCP_STATELESS": False,
+    # Seconds a session may stay idle before it expires.
+    "MCP_SESSION_TTL": 3600,
+    # Largest request body accepted, in bytes (4 MiB).
+    "MCP_MAX_CONTENT_LENGTH": 4 * 1024 * 1024,
+    # Browser origins allowed to call the endpoint, besides the server's own
+    # and loopback ones; "*" allows every origin.
+    "MCP_ALLOWED_ORIGINS": (),
+    # Host header values accepted; None means loopback names when serving on
+    # loopback and anything otherwise.
+    "MCP_ALLOWED_HOSTS": None,
+    # Hide exception detail from clients; None means "unless app.debug".
+    "MCP_MASK_ERRORS": None,
+    # flask-caching backend of the session store (any CACHE_* key works as MCP_CACHE_*).
+    "MCP_CACHE_TYPE": "SimpleCache",
+    "MCP_CACHE_KEY_PREFIX": "flask_mcp:",
+}
+
+_CACHE_PREFIX = "MCP_CACHE_"
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """The ``MCP_*`` keys of one app, read once when the extension is set up."""
+
+    url_prefix: str
+    page_size: int | None
+    stateless: bool
+    session_ttl: int
+    max_content_length: int
+    allowed_origins: tuple[str, ...]
+    allowed_hosts: tuple[str, ...] | None
+    mask_errors: bool
+    cache_config: dict[str, t.Any]
+
+    @classmethod
+    def from_app(cls, app: Flask) -> Settings:
+        """Apply the defaults to ``app.config`` and read the result."""
+        for key, value in DEFAULTS.items():
+            app.config.setdefault(key, value)
+        config = app.config
+        page_size = config["MCP_PAGE_SIZE"]
+        if page_size is not None and (not isinstance(page_size, int) or page_size < 1):
+            raise ValueError(f"MCP_PAGE_SIZE must be a positive integer or None, not {page_size!r}")
+        hosts = config["MCP_ALLOWED_HOSTS"]
+        mask = config["MCP_MASK_ERRORS"]
+        return cls(
+            url_prefix=config["MCP_URL_PREFIX"],
+            page_size=page_size,
+            stateless=bool(config["MCP_STATELESS"]),
+            session_ttl=int(config["MCP_SESSION_TTL"]),
+            max_content_length=int(config["MCP_MAX_CONTENT_LENGTH"]),
+            allowed_origins=_as_tuple(config["MCP_ALLOWED_ORIGINS"]),
+            allowed_hosts=None if hosts is None else _as_tuple(hosts),
+            mask_errors=(not app.debug) if mask is None else bool(mask),
+            cache_config={
+                "CACHE_" + key[len(_CACHE_PREFIX) :]: value
+                for key, value in config.items()
+                if key.startswith(_CACHE_PREFIX)
+            },
+        )
+
+
+def _as_tuple(value: str | t.Iterable[str]) -> tuple[str, ...]:
+    # A single string is one entry; config files often give "a,b" too.
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return tuple(value)

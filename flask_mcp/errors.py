@@ -1,0 +1,67 @@
+"""Exceptions a handler may raise, and how failures are worded for the client."""
+
+from __future__ import annotations
+
+import typing as t
+
+import marshmallow as ma
+from werkzeug.exceptions import HTTPException
+
+__all__ = ["ToolError", "describe_exception", "describe_validation_error", "is_expected"]
+
+#: Shown instead of the exception text when details are masked.
+MASKED_MESSAGE = "the tool failed unexpectedly (details are in the server log)"
+
+
+class ToolError(Exception):
+    """Raise from a tool to fail with a message the model is meant to see.
+
+    Its message is always sent, even when internal error details are masked::
+
+        @mcp.tool()
+        def withdraw(amount: int) -> str:
+            if amount > balance():
+                raise ToolError("insufficient funds")
+    """
+
+
+def _flatten(messages: t.Any, path: str = "") -> t.Iterator[str]:
+    if isinstance(messages, dict):
+        for key, value in messages.items():
+            yield from _flatten(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(messages, list) and all(isinstance(m, str) for m in messages):
+        yield f"{path}: {' '.join(messages)}" if path else " ".join(messages)
+    elif isinstance(messages, list):
+        for message in messages:
+            yield from _flatten(message, path)
+    else:
+        yield f"{path}: {messages}" if path else str(messages)
+
+
+def describe_validation_error(error: ma.ValidationError) -> str:
+    """One line naming every offending field: ``a: Not a valid integer.; b: ...``."""
+    return "; ".join(_flatten(error.messages))
+
+
+def is_expected(exc: BaseException) -> bool:
+    """Whether *exc* is a failure the handler meant to report, rather than a bug."""
+    return isinstance(exc, (ToolError, ma.ValidationError, HTTPException))
+
+
+def describe_exception(exc: BaseException, *, expose: bool) -> str:
+    """The message sent to the client for an exception raised by a handler.
+
+    :class:`ToolError`, marshmallow validation errors and HTTP errors raised
+    with :func:`flask.abort` carry messages meant for the caller; anything
+    else is a bug whose text may hold internal detail, so it is only shown
+    when *expose* is true.
+    """
+    if isinstance(exc, ToolError):
+        return str(exc)
+    if isinstance(exc, ma.ValidationError):
+        return describe_validation_error(exc)
+    if isinstance(exc, HTTPException):
+        return f"{exc.code} {exc.name}: {exc.description}" if exc.description else f"{exc.code} {exc.name}"
+    if expose:
+        return f"{type(exc).__name__}: {exc}"
+    return MASKED_MESSAGE

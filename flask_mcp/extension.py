@@ -1,0 +1,316 @@
+"""The :class:`MCP` Flask extension: registration decorators and app setup."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import typing as t
+
+from flask import Blueprint, Flask, Response, current_app
+from flask.blueprints import BlueprintSetupState
+from flask_caching import Cache
+from flask_caching.backends import NullCache
+from werkzeug.exceptions import HTTPException
+
+from .components import (
+    Completer,
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    SchemaLike,
+    Tool,
+    build_prompt,
+    build_resource,
+    build_tool,
+)
+from .config import Settings
+from .jsonrpc import INTERNAL_ERROR
+from .registry import Registry
+from .server import Server
+from .sessions import SessionStore
+from .transport.http import ROUTED_METHODS, endpoint, error_response
+
+__all__ = ["MCP", "MCPState"]
+
+logger = logging.getLogger("flask_mcp")
+
+F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+Icons = t.Sequence[t.Union[str, t.Mapping[str, t.Any]]]
+
+
+@dataclasses.dataclass
+class MCPState:
+    """What the extension keeps per app, in ``app.extensions["mcp"]``."""
+
+    mcp: MCP
+    settings: Settings
+    server: Server
+    #: ``None`` when ``MCP_STATELESS`` is set.
+    sessions: SessionStore | None
+
+
+def _invoke_in_app(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.Any:
+    # ensure_sync runs ``async def`` handlers the way Flask runs async views.
+    return current_app.ensure_sync(func)(**kwargs)
+
+
+class MCP:
+    """Serve a Model Context Protocol endpoint from a Flask app.
+
+    ::
+
+        mcp = MCP(name="shop", version="1.0.0")
+
+        @mcp.tool()
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two integers.\"\"\"
+            return a + b
+
+        app = Flask(__name__)
+        mcp.init_app(app)  # POST /mcp
+
+    :param app: a Flask app to set up right away; or call :meth:`init_app` later.
+    :param name: ``serverInfo.name``; defaults to the app's name.
+    :param version: ``serverInfo.version``.
+    :param title: optional human-readable ``serverInfo.title``.
+    :param instructions: optional text sent to clients on ``initialize``.
+    :param cache: a flask-caching :class:`~flask_caching.Cache` already set up
+        on the app, to hold sessions; by default the extension builds its own
+        from the ``MCP_CACHE_*`` keys.
+    :param blueprint_name: name of :attr:`blueprint` (and its endpoint prefix).
+    """
+
+    def __init__(
+        self,
+        app: Flask | None = None,
+        *,
+        name: str | None = None,
+        version: str = "1.0.0",
+        title: str | None = None,
+        instructions: str | None = None,
+        cache: Cache | None = None,
+        blueprint_name: str = "mcp",
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.cache = cache
+        #: Everything registered with the decorators; shared by every app.
+        self.registry = Registry()
+        #: The blueprint serving the endpoint. :meth:`init_app` registers it,
+        #: or register it yourself: ``app.register_blueprint(mcp.blueprint)``.
+        self.blueprint = Blueprint(blueprint_name, __name__, url_prefix="/mcp")
+        self.blueprint.add_url_rule("", "endpoint", endpoint, methods=ROUTED_METHODS)
+        self.blueprint.record_once(self._on_register)
+        self.blueprint.register_error_handler(Exception, self._handle_exception)
+        if app is not None:
+            self.init_app(app)
+
+    # -- app setup -------------------------------------------------------
+
+    def init_app(self, app: Flask) -> None:
+        """Set up *app*: apply config defaults and register the blueprint at ``MCP_URL_PREFIX``."""
+        self._setup(app)
+        app.register_blueprint(self.blueprint, url_prefix=app.config["MCP_URL_PREFIX"])
+
+    def _on_register(self, setup_state: BlueprintSetupState) -> None:
+        self._setup(t.cast(Flask, setup_state.app))
+
+    def _setup(self, app: Flask) -> None:
+        existing = app.extensions.get("mcp")
+        if existing is not None:
+            if existing.mcp is self:
+                return
+            raise RuntimeError("another MCP extension is already set up on this app")
+        settings = Settings.from_app(app)
+        sessions = None
+        if not settings.stateless:
+            sessions = SessionStore(self._session_cache(app, settings), settings.session_ttl)
+        server = Server(
+            self.registry,
+            name=self.name or app.name,
+            version=self.version,
+            title=self.title,
+            instructions=self.instructions,
+            page_size=settings.page_size,
+            expose_errors=not settings.mask_errors,
+            invoke=_invoke_in_app,
+        )
+        app.extensions["mcp"] = MCPState(self, settings, server, sessions)
+
+    def _session_cache(self, app: Flask, settings: Settings) -> Cache:
+        cache = self.cache
+        if cache is None:
+            cache = Cache()
+            cache.init_app(app, config=settings.cache_config)
+        backend = app.extensions.get("cache", {}).get(cache)
+        if backend is None:
+            raise RuntimeError("the Cache passed to MCP(cache=...) must be set up on the app first (cache.init_app)")
+        if isinstance(backend, NullCache):
+            raise RuntimeError(
+                "MCP sessions cannot live in a NullCache: set MCP_CACHE_TYPE (SimpleCache, RedisCache, ...) "
+                "or MCP_STATELESS = True"
+            )
+        return cache
+
+    def _handle_exception(self, exc: Exception) -> Response:
+        # Anything escaping the transport still answers in JSON, never an HTML page.
+        if isinstance(exc, HTTPException):
+            return error_response(exc.code or 500, f"{exc.name}: {exc.description}")
+        logger.exception("MCP endpoint failed")
+        server: Server = current_app.extensions["mcp"].server
+        return error_response(500, "Internal error", INTERNAL_ERROR, data=server.internal_error(exc).data)
+
+    # -- registration ----------------------------------------------------
+
+    def tool(
+        self,
+        func: F | None = None,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: SchemaLike | None = None,
+        output_schema: SchemaLike | None = None,
+        annotations: t.Mapping[str, t.Any] | None = None,
+        icons: Icons | None = None,
+        meta: t.Mapping[str, t.Any] | None = None,
+    ) -> t.Any:
+        """Register a function as a tool; usable as ``@mcp.tool`` or ``@mcp.tool(...)``.
+
+        The function runs inside the Flask request context with the validated
+        arguments as keyword arguments.
+
+        :param name: tool name; defaults to the function name.
+        :param title: human-readable display name.
+        :param description: defaults to the docstring.
+        :param input_schema: marshmallow schema of the arguments; defaults to
+            one built from the type hints (parameters with defaults are optional).
+        :param output_schema: marshmallow schema the result is dumped through,
+            advertised as ``outputSchema``; a return annotation that is a
+            Schema subclass or a dataclass works too.
+        :param annotations: ``ToolAnnotations`` hints such as ``{"readOnlyHint": True}``.
+        :param icons: icon URLs or ``Icon`` dicts.
+        :param meta: ``_meta`` of the tool descriptor.
+        """
+
+        def register(f: F) -> F:
+            self.registry.add_tool(
+                build_tool(
+                    f,
+                    name=name,
+                    title=title,
+                    description=description,
+                    input_schema=input_schema,
+                    output_schema=output_schema,
+                    annotations=annotations,
+                    icons=icons,
+                    meta=meta,
+                )
+            )
+            return f
+
+        return register(func) if func is not None else register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: t.Mapping[str, t.Any] | None = None,
+        icons: Icons | None = None,
+        meta: t.Mapping[str, t.Any] | None = None,
+        output_schema: SchemaLike | None = None,
+        completions: t.Mapping[str, Completer] | None = None,
+    ) -> t.Callable[[F], F]:
+        """Register a resource at *uri*, or a resource template when *uri* has ``{variables}``.
+
+        Template variables (RFC 6570 level 1) arrive as keyword arguments,
+        converted by the parameters' type hints. The return value becomes the
+        contents: ``str`` as text, ``bytes`` as a base64 blob, ``dict``/``list``
+        as JSON.
+
+        :param mime_type: ``mimeType`` of the contents.
+        :param size: size in bytes, if known (static resources only).
+        :param output_schema: marshmallow schema the return value is dumped through.
+        :param completions: per template variable, a list of values or a
+            callable ``(value, arguments) -> values`` for ``completion/complete``.
+        """
+
+        def register(f: F) -> F:
+            self.registry.add_resource(
+                build_resource(
+                    f,
+                    uri,
+                    name=name,
+                    title=title,
+                    description=description,
+                    mime_type=mime_type,
+                    size=size,
+                    annotations=annotations,
+                    icons=icons,
+                    meta=meta,
+                    output_schema=output_schema,
+                    completions=completions,
+                )
+            )
+            return f
+
+        return register
+
+    def prompt(
+        self,
+        func: F | None = None,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        completions: t.Mapping[str, Completer] | None = None,
+        icons: Icons | None = None,
+        meta: t.Mapping[str, t.Any] | None = None,
+    ) -> t.Any:
+        """Register a prompt; usable as ``@mcp.prompt`` or ``@mcp.prompt(...)``.
+
+        Arguments come from the signature (parameters without a default are
+        required); ``Annotated[str, "description"]`` documents one. Return a
+        string for one user message, or a list of messages.
+
+        :param completions: per argument, a list of values or a callable
+            ``(value, arguments) -> values``; ``Literal`` and ``Enum`` hints
+            complete from their choices without it.
+        """
+
+        def register(f: F) -> F:
+            self.registry.add_prompt(
+                build_prompt(
+                    f, name=name, title=title, description=description, completions=completions, icons=icons, meta=meta
+                )
+            )
+            return f
+
+        return register(func) if func is not None else register
+
+    @property
+    def tools(self) -> t.Mapping[str, Tool]:
+        """Registered tools by name."""
+        return self.registry.tools
+
+    @property
+    def resources(self) -> t.Mapping[str, Resource]:
+        """Registered static resources by URI."""
+        return self.registry.resources
+
+    @property
+    def resource_templates(self) -> t.Mapping[str, ResourceTemplate]:
+        """Registered resource templates by URI template."""
+        return self.registry.templates
+
+    @property
+    def prompts(self) -> t.Mapping[str, Prompt]:
+        """Registered prompts by name."""
+        return self.registry.prompts

@@ -1,0 +1,166 @@
+"""Python type hints to marshmallow schemas.
+
+When a tool, prompt or resource template is registered without an explicit
+schema, its signature is turned into a marshmallow schema here; the JSON
+Schema then comes from :mod:`flask_mcp.json_schema` like any other schema, so
+hinted and hand-written schemas behave identically.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import decimal
+import enum
+import inspect
+import types
+import typing as t
+import uuid
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+__all__ = ["field_for_hint", "schema_from_dataclass", "schema_from_signature"]
+
+_JSON_DEFAULTS = (str, int, float, bool, type(None))
+
+_SIMPLE: dict[t.Any, t.Callable[[bool], fields.Field[t.Any]]] = {
+    str: lambda strict: fields.String(),
+    int: lambda strict: fields.Integer(strict=strict),
+    float: lambda strict: fields.Float(allow_nan=False),
+    bool: lambda strict: fields.Boolean(),
+    datetime.datetime: lambda strict: fields.DateTime(),
+    datetime.date: lambda strict: fields.Date(),
+    datetime.time: lambda strict: fields.Time(),
+    uuid.UUID: lambda strict: fields.UUID(),
+    decimal.Decimal: lambda strict: fields.Decimal(allow_nan=False),
+    dict: lambda strict: fields.Dict(),
+    list: lambda strict: fields.List(fields.Raw()),
+    t.Any: lambda strict: fields.Raw(allow_none=True),
+}
+
+
+class _DataclassSchema(ma.Schema):
+    """Loads into the dataclass named by ``Meta.dataclass``."""
+
+    @ma.post_load
+    def _make(self, data: dict[str, t.Any], **kwargs: t.Any) -> t.Any:
+        return self.Meta.dataclass(**data)  # type: ignore[attr-defined]
+
+
+_dataclass_schemas: dict[type, type[ma.Schema]] = {}
+
+
+def schema_from_dataclass(cls: type) -> type[ma.Schema]:
+    """Build (once) a schema that validates and loads into dataclass *cls*."""
+    if cls not in _dataclass_schemas:
+        hints = t.get_type_hints(cls, include_extras=True)
+        declared: dict[str, fields.Field[t.Any]] = {}
+        for field in dataclasses.fields(cls):
+            has_default = field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
+            default = field.default if field.default is not dataclasses.MISSING else inspect.Parameter.empty
+            declared[field.name] = _field(hints.get(field.name, t.Any), default, has_default, strict=True)
+        meta = type("Meta", (), {"dataclass": cls})
+        _dataclass_schemas[cls] = type(cls.__name__, (_DataclassSchema,), {**declared, "Meta": meta})
+    return _dataclass_schemas[cls]
+
+
+def field_for_hint(hint: t.Any, *, strict: bool = True) -> fields.Field[t.Any]:
+    """Return a marshmallow field for a type hint.
+
+    Supported: ``str``, ``int``, ``float``, ``bool``, ``list[...]``,
+    ``tuple[X, ...]``, ``set[...]``, ``dict[str, ...]``, ``Optional``/``X | None``,
+    ``Literal``, :class:`~enum.Enum`, ``datetime``/``date``/``time``, ``UUID``,
+    ``Decimal``, marshmallow :class:`~marshmallow.Schema` subclasses, dataclasses,
+    ``Annotated[X, "description"]`` and ``Any``. Anything else becomes a
+    :class:`~marshmallow.fields.Raw` field accepting any JSON value.
+
+    :param strict: integers must be JSON numbers, not numeric strings. Off for
+        values that always arrive as strings (URI template variables, prompt
+        arguments).
+    """
+    description = None
+    origin = t.get_origin(hint)
+    if origin is t.Annotated:
+        hint, *extras = t.get_args(hint)
+        description = next((x for x in extras if isinstance(x, str)), None)
+        origin = t.get_origin(hint)
+    allow_none = False
+    if origin in (t.Union, types.UnionType):
+        args = [arg for arg in t.get_args(hint) if arg is not type(None)]
+        allow_none = len(args) < len(t.get_args(hint))
+        hint = args[0] if len(args) == 1 else t.Any
+        origin = t.get_origin(hint)
+    field = _build(hint, origin, strict)
+    if allow_none:
+        field.allow_none = True
+    if description:
+        field.metadata = {**field.metadata, "description": description}
+    return field
+
+
+def _build(hint: t.Any, origin: t.Any, strict: bool) -> fields.Field[t.Any]:
+    if hint in _SIMPLE:
+        return _SIMPLE[hint](strict)
+    args = t.get_args(hint)
+    if origin is t.Literal:
+        choices = validate.OneOf(list(args))
+        kinds = {type(arg) for arg in args}
+        if kinds == {str}:
+            return fields.String(validate=choices)
+        if kinds == {int}:
+            return fields.Integer(strict=strict, validate=choices)
+        return fields.Raw(validate=choices)
+    if origin in (list, set, frozenset, tuple) or (isinstance(origin, type) and issubclass(origin, t.Sequence)):
+        item = args[0] if args and args[0] is not Ellipsis else t.Any
+        return fields.List(field_for_hint(item, strict=strict))
+    if origin is dict or hint is dict:
+        values = args[1] if len(args) == 2 else t.Any
+        return fields.Dict(keys=fields.String(), values=field_for_hint(values, strict=strict))
+    if isinstance(hint, type):
+        if issubclass(hint, enum.Enum):
+            # Naming the value field lets apispec advertise its JSON type too.
+            kinds = {type(member.value) for member in hint}
+            by_value = fields.String if kinds == {str} else fields.Integer if kinds == {int} else True
+            return fields.Enum(hint, by_value=by_value)
+        if issubclass(hint, ma.Schema):
+            return fields.Nested(hint)
+        if dataclasses.is_dataclass(hint):
+            return fields.Nested(schema_from_dataclass(hint))
+    return fields.Raw(allow_none=True)
+
+
+def _field(hint: t.Any, default: t.Any, has_default: bool, *, strict: bool) -> fields.Field[t.Any]:
+    field = field_for_hint(hint, strict=strict)
+    if not has_default:
+        field.required = True
+    elif default is None:
+        field.allow_none = True
+    elif isinstance(default, (*_JSON_DEFAULTS, enum.Enum)):
+        # Advertised as "default" in the JSON Schema and filled in on load.
+        field.load_default = default
+    return field
+
+
+def schema_from_signature(
+    func: t.Callable[..., t.Any],
+    *,
+    name: str,
+    only: t.Collection[str] | None = None,
+    strict: bool = True,
+) -> type[ma.Schema]:
+    """Build a schema with one field per parameter of *func*.
+
+    Parameters with a default are optional; ``*args``/``**kwargs`` are left
+    out, and so is every parameter not in *only* when that is given.
+
+    :param name: the schema class name (shown in ``$defs`` if it is nested).
+    """
+    hints = t.get_type_hints(func, include_extras=True)
+    declared: dict[str, fields.Field[t.Any]] = {}
+    for param in inspect.signature(func).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or (only is not None and param.name not in only):
+            continue
+        has_default = param.default is not param.empty
+        declared[param.name] = _field(hints.get(param.name, t.Any), param.default, has_default, strict=strict)
+    return ma.Schema.from_dict(declared, name=name)

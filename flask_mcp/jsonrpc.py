@@ -1,0 +1,202 @@
+"""JSON-RPC 2.0 envelopes as MCP uses them.
+
+This module parses raw message bodies into :class:`Request`,
+:class:`Notification` and :class:`Response` objects, builds success and
+error envelopes, and encodes them as strict JSON (no ``NaN`` or
+``Infinity``, which JSON does not have). It knows nothing about HTTP.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import decimal
+import json
+import typing as t
+import uuid
+from enum import Enum
+
+#: Invalid JSON was received.
+PARSE_ERROR = -32700
+#: The JSON sent is not a valid request object.
+INVALID_REQUEST = -32600
+#: The method does not exist or is not available.
+METHOD_NOT_FOUND = -32601
+#: Invalid method parameters.
+INVALID_PARAMS = -32602
+#: Internal JSON-RPC error.
+INTERNAL_ERROR = -32603
+#: MCP: the requested resource does not exist.
+RESOURCE_NOT_FOUND = -32002
+
+RequestId = t.Union[str, int]
+
+
+class MCPError(Exception):
+    """A protocol-level error that becomes a JSON-RPC error response.
+
+    Raise it from anywhere in a method handler; the dispatcher turns it into
+    ``{"jsonrpc": "2.0", "id": ..., "error": {"code", "message", "data"}}``.
+    Tool handlers should not raise it for failures of the tool itself:
+    those are reported as tool results with ``isError`` (see
+    :class:`flask_mcp.ToolError`).
+
+    :param code: the JSON-RPC error code.
+    :param message: a short human-readable description.
+    :param data: optional extra information, any JSON value.
+    """
+
+    def __init__(self, code: int, message: str, data: t.Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_dict(self) -> dict[str, t.Any]:
+        """Return the ``error`` member of the response."""
+        error: dict[str, t.Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """A JSON-RPC request: it has an ``id`` and expects exactly one response."""
+
+    id: RequestId
+    method: str
+    params: dict[str, t.Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Notification:
+    """A JSON-RPC notification: no ``id``, never answered."""
+
+    method: str
+    params: dict[str, t.Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Response:
+    """A response the client sent us (to a server-to-client request)."""
+
+    id: RequestId | None
+    result: t.Any = None
+    error: dict[str, t.Any] | None = None
+
+
+Message = t.Union[Request, Notification, Response]
+
+
+def _reject_constant(name: str) -> t.NoReturn:
+    # Python's json module accepts NaN/Infinity by default; JSON does not.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads(data: bytes | str) -> t.Any:
+    """Decode strict JSON, raising :class:`MCPError` (-32700) on bad input."""
+    try:
+        return json.loads(data, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise MCPError(PARSE_ERROR, "Parse error", {"detail": str(exc)}) from None
+
+
+def _default(value: t.Any) -> t.Any:
+    # The values a Python function naturally returns that JSON cannot hold.
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, (uuid.UUID, decimal.Decimal)):
+        return str(value)
+    if isinstance(value, Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+_encoder = json.JSONEncoder(allow_nan=False, default=_default, separators=(",", ":"), ensure_ascii=False)
+
+
+def dumps(value: t.Any) -> str:
+    """Encode *value* as compact JSON; ``NaN`` and ``Infinity`` raise ``ValueError``."""
+    return _encoder.encode(value)
+
+
+def to_jsonable(value: t.Any) -> t.Any:
+    """Return *value* with every non-JSON type converted, as :func:`dumps` would.
+
+    Raises ``ValueError`` for ``NaN``/``Infinity`` and ``TypeError`` for
+    values that have no JSON form.
+    """
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    return json.loads(dumps(value))
+
+
+def parse_message(payload: t.Any) -> Message:
+    """Validate a decoded JSON value as one JSON-RPC message.
+
+    :raises MCPError: -32600 for anything that is not a single well-formed
+        request, notification or response. Batches (JSON arrays) are not part
+        of MCP since revision 2025-06-18 and are rejected the same way.
+    """
+    if isinstance(payload, list):
+        raise MCPError(INVALID_REQUEST, "Invalid Request: batch requests are not supported")
+    if not isinstance(payload, dict):
+        raise MCPError(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
+    if payload.get("jsonrpc") != "2.0":
+        raise MCPError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be exactly "2.0"')
+    has_id = "id" in payload
+    msg_id = payload.get("id")
+    # A null id is only legal on an error response whose request id was unreadable.
+    null_response_id = msg_id is None and "method" not in payload
+    if has_id and not _is_request_id(msg_id) and not null_response_id:
+        raise MCPError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
+    if "method" in payload:
+        method = payload["method"]
+        if not isinstance(method, str):
+            raise MCPError(INVALID_REQUEST, 'Invalid Request: "method" must be a string')
+        params = payload.get("params", {})
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise MCPError(INVALID_REQUEST, 'Invalid Request: "params" must be an object')
+        if has_id:
+            return Request(id=t.cast(RequestId, msg_id), method=method, params=params)
+        return Notification(method=method, params=params)
+    if "result" in payload or "error" in payload:
+        if ("result" in payload) == ("error" in payload):
+            raise MCPError(INVALID_REQUEST, 'Invalid Request: a response has exactly one of "result" and "error"')
+        error = payload.get("error")
+        if error is not None and not isinstance(error, dict):
+            raise MCPError(INVALID_REQUEST, 'Invalid Request: "error" must be an object')
+        return Response(id=msg_id, result=payload.get("result"), error=error)
+    raise MCPError(INVALID_REQUEST, 'Invalid Request: missing "method"')
+
+
+def _is_request_id(value: t.Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+def request_id_of(payload: t.Any) -> RequestId | None:
+    """Best-effort id of a message that failed validation, for the error reply."""
+    if isinstance(payload, dict) and _is_request_id(payload.get("id")):
+        return t.cast(RequestId, payload["id"])
+    return None
+
+
+def success(msg_id: RequestId, result: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Build a success response envelope (never with ``error``)."""
+    return {"jsonrpc": "2.0", "id": msg_id, "result": result}
+
+
+def failure(msg_id: RequestId | None, error: MCPError) -> dict[str, t.Any]:
+    """Build an error response envelope (never with ``result``).
+
+    ``id`` is ``null`` when the request's id could not be read, as JSON-RPC
+    2.0 requires.
+    """
+    return {"jsonrpc": "2.0", "id": msg_id, "error": error.to_dict()}

@@ -1,0 +1,64 @@
+"""Connection lifecycle and utilities: ``initialize``, ``ping``, logging level."""
+
+from __future__ import annotations
+
+import typing as t
+
+from ..jsonrpc import INVALID_PARAMS, MCPError
+from ..versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
+from . import notification, request
+
+if t.TYPE_CHECKING:
+    from ..server import Call
+
+#: RFC 5424 severities, lowest first, as ``logging/setLevel`` accepts them.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+@request("initialize")
+def initialize(call: Call) -> dict[str, t.Any]:
+    """Negotiate the protocol version: echo the client's if we speak it, else offer our latest."""
+    requested = call.param("protocolVersion", str)
+    capabilities = call.param("capabilities", dict, required=False) or {}
+    client_info = call.param("clientInfo", dict, required=False)
+    server = call.server
+    state = call.state
+    state.protocol_version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
+    state.capabilities = capabilities
+    state.client_info = client_info
+    state.changed = True
+    result: dict[str, t.Any] = {
+        "protocolVersion": state.protocol_version,
+        "capabilities": server.capabilities(),
+        "serverInfo": server.server_info(),
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+@request("ping")
+def ping(call: Call) -> dict[str, t.Any]:
+    """Answer with an empty result."""
+    return {}
+
+
+@request("logging/setLevel")
+def set_level(call: Call) -> dict[str, t.Any]:
+    """Remember the minimum level of log messages the client wants."""
+    level = call.param("level", str)
+    if level not in LOG_LEVELS:
+        raise MCPError(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}", {"levels": list(LOG_LEVELS)})
+    call.state.log_level = level
+    call.state.changed = True
+    return {}
+
+
+@notification("notifications/initialized")
+def initialized(call: Call) -> None:
+    """Nothing to do: requests are served before it arrives, as clients expect."""
+
+
+@notification("notifications/cancelled")
+def cancelled(call: Call) -> None:
+    """Accepted. Requests are answered synchronously, so there is nothing to stop yet."""

@@ -1,0 +1,42 @@
+"""``prompts/list`` and ``prompts/get``."""
+
+from __future__ import annotations
+
+import typing as t
+
+import marshmallow as ma
+
+from ..errors import describe_validation_error
+from ..jsonrpc import INVALID_PARAMS, MCPError
+from ..results import prompt_messages
+from . import request
+from .listing import list_page
+
+if t.TYPE_CHECKING:
+    from ..server import Call
+
+
+@request("prompts/list")
+def list_prompts(call: Call) -> dict[str, t.Any]:
+    """One page of prompt descriptors."""
+    return list_page(call, "prompts", "prompts")
+
+
+@request("prompts/get")
+def get_prompt(call: Call) -> dict[str, t.Any]:
+    """Render a prompt with the client's (string) arguments."""
+    name = call.param("name", str)
+    arguments = call.param("arguments", dict, required=False) or {}
+    prompt = call.server.registry.prompts.get(name)
+    if prompt is None:
+        raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")
+    try:
+        kwargs = prompt.load_arguments(arguments)
+    except ma.ValidationError as exc:
+        raise MCPError(
+            INVALID_PARAMS, f"Invalid arguments for prompt {name}: {describe_validation_error(exc)}"
+        ) from None
+    result: dict[str, t.Any] = {"messages": prompt_messages(call.server.invoke(prompt.func, kwargs))}
+    if prompt.description:
+        result["description"] = prompt.description
+    return result

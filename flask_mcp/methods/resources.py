@@ -1,0 +1,64 @@
+"""``resources/list``, ``resources/templates/list`` and ``resources/read``."""
+
+from __future__ import annotations
+
+import logging
+import typing as t
+
+import marshmallow as ma
+from werkzeug.exceptions import NotFound
+
+from ..components import ResourceTemplate
+from ..errors import describe_validation_error
+from ..jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
+from ..results import resource_contents
+from . import request
+from .listing import list_page
+
+if t.TYPE_CHECKING:
+    from ..server import Call
+
+logger = logging.getLogger("flask_mcp")
+
+
+def not_found(uri: str) -> MCPError:
+    """The -32002 error for a URI no resource answers to."""
+    return MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+
+
+@request("resources/list")
+def list_resources(call: Call) -> dict[str, t.Any]:
+    """One page of static resources."""
+    return list_page(call, "resources", "resources")
+
+
+@request("resources/templates/list")
+def list_templates(call: Call) -> dict[str, t.Any]:
+    """One page of resource templates."""
+    return list_page(call, "templates", "resourceTemplates")
+
+
+@request("resources/read")
+def read_resource(call: Call) -> dict[str, t.Any]:
+    """Read a static resource, or the first template that matches the URI.
+
+    A handler signals a missing item with :func:`flask.abort` (404) or by
+    raising :class:`~flask_mcp.MCPError` itself; both reach the client as
+    -32002 with the URI in ``data``.
+    """
+    uri = call.param("uri", str)
+    found = call.server.registry.find_resource(uri)
+    if found is None:
+        raise not_found(uri)
+    resource, variables = found
+    kwargs: dict[str, t.Any] = {}
+    if isinstance(resource, ResourceTemplate):
+        try:
+            kwargs = resource.load_variables(variables)
+        except ma.ValidationError as exc:
+            raise MCPError(INVALID_PARAMS, f"Invalid params: {describe_validation_error(exc)}", {"uri": uri}) from None
+    try:
+        value = call.server.invoke(resource.func, kwargs)
+    except NotFound:
+        raise not_found(uri) from None
+    return {"contents": resource_contents(value, uri, resource.mime_type, resource.output_schema)}

@@ -1,0 +1,113 @@
+"""The collection of registered components, with paged listings.
+
+Listings are served from descriptor lists built once per change of the
+registry, so a ``*/list`` request only slices a prepared list.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import typing as t
+
+from .components import Prompt, Resource, ResourceTemplate, Tool
+
+__all__ = ["InvalidCursor", "Page", "Registry", "decode_cursor", "encode_cursor"]
+
+Kind = t.Literal["tools", "resources", "templates", "prompts"]
+
+
+class InvalidCursor(ValueError):
+    """A pagination cursor that this server did not issue."""
+
+
+class Page(t.NamedTuple):
+    """One page of descriptors and the cursor of the next page, if any."""
+
+    items: list[dict[str, t.Any]]
+    next_cursor: str | None
+
+
+def encode_cursor(offset: int) -> str:
+    """Opaque cursor for a list offset."""
+    return base64.urlsafe_b64encode(f"o{offset}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    """Offset from a cursor made by :func:`encode_cursor`; raises :class:`InvalidCursor`."""
+    try:
+        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise InvalidCursor(cursor) from None
+    if not raw.startswith("o") or not raw[1:].isdigit():
+        raise InvalidCursor(cursor)
+    return int(raw[1:])
+
+
+class Registry:
+    """Tools, static resources, resource templates and prompts, by name or URI.
+
+    Registration order is listing order. Adding a component with a name (or
+    URI) already taken raises :class:`ValueError`, so two view functions can
+    never silently shadow each other.
+    """
+
+    def __init__(self) -> None:
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: dict[str, ResourceTemplate] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self._listings: dict[Kind, list[dict[str, t.Any]]] = {}
+
+    def add_tool(self, tool: Tool) -> None:
+        """Register *tool* under its name."""
+        self._add("tools", self.tools, tool.name, tool)
+
+    def add_resource(self, resource: Resource | ResourceTemplate) -> None:
+        """Register a static resource by URI, or a template by its URI template."""
+        if isinstance(resource, ResourceTemplate):
+            self._add("templates", self.templates, resource.template.template, resource)
+        else:
+            self._add("resources", self.resources, resource.uri, resource)
+
+    def add_prompt(self, prompt: Prompt) -> None:
+        """Register *prompt* under its name."""
+        self._add("prompts", self.prompts, prompt.name, prompt)
+
+    def _add(self, kind: Kind, table: dict[str, t.Any], key: str, component: t.Any) -> None:
+        if key in table:
+            raise ValueError(f"{kind[:-1]} {key!r} is already registered (by {table[key].func.__qualname__})")
+        table[key] = component
+        self._listings.pop(kind, None)
+
+    def page(self, kind: Kind, cursor: str | None, size: int | None) -> Page:
+        """Return one page of the *kind* listing.
+
+        :raises InvalidCursor: when *cursor* is not one this server issued.
+        """
+        listing = self._listings.get(kind)
+        if listing is None:
+            table: dict[str, t.Any] = getattr(self, kind)
+            listing = self._listings[kind] = [component.descriptor for component in table.values()]
+        start = decode_cursor(cursor) if cursor is not None else 0
+        if start > len(listing):
+            raise InvalidCursor(cursor)
+        if size is None:
+            return Page(listing[start:], None)
+        end = start + size
+        return Page(listing[start:end], encode_cursor(end) if end < len(listing) else None)
+
+    def find_resource(self, uri: str) -> tuple[Resource | ResourceTemplate, dict[str, str]] | None:
+        """The static resource with *uri*, else the first template matching it, with its variables."""
+        resource = self.resources.get(uri)
+        if resource is not None:
+            return resource, {}
+        for template in self.templates.values():
+            variables = template.template.match(uri)
+            if variables is not None:
+                return template, variables
+        return None
+
+    def has_completions(self) -> bool:
+        """Whether any prompt argument or template variable can be completed."""
+        return any(p.completers for p in self.prompts.values()) or any(r.completers for r in self.templates.values())

@@ -1,0 +1,111 @@
+"""Turning what a handler returned into MCP result objects.
+
+The conversions are the documented contract of the decorators:
+
+* tools: ``str`` -> one text block; ``dict`` -> ``structuredContent`` plus the
+  same JSON as text; another JSON value -> ``structuredContent``
+  ``{"result": value}`` plus its JSON as text; :class:`~flask_mcp.ToolResult`
+  and content objects pass through.
+* resources: ``str`` -> text, ``bytes`` -> base64 ``blob``, ``dict``/``list``
+  -> JSON text (``application/json`` unless a MIME type was given).
+* prompts: ``str`` -> one user message; a list of messages for full control.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import typing as t
+
+import marshmallow as ma
+
+from . import jsonrpc
+from .content import Content, EmbeddedResource, PromptMessage, ToolResult, content_block
+
+__all__ = ["error_result", "prompt_messages", "resource_contents", "tool_result"]
+
+JSON_MIME_TYPE = "application/json"
+
+
+def error_result(message: str) -> dict[str, t.Any]:
+    """A tool result reporting a failure to the model."""
+    return {"content": [{"type": "text", "text": f"Error executing tool: {message}"}], "isError": True}
+
+
+def _is_content_list(value: t.Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(item, Content) for item in value)
+
+
+def _plain(value: t.Any) -> t.Any:
+    # Dataclass instances are structured results like dicts.
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
+
+
+def tool_result(value: t.Any, output_schema: ma.Schema | None = None) -> dict[str, t.Any]:
+    """Build the ``CallToolResult`` for a tool's return value.
+
+    :raises ValueError: a value JSON cannot represent (``NaN``, ``Infinity``).
+    :raises TypeError: a value of a type that has no JSON form.
+    """
+    if isinstance(value, ToolResult):
+        return value.to_dict()
+    if isinstance(value, Content):
+        return {"content": [value.to_dict()]}
+    if _is_content_list(value):
+        return {"content": [item.to_dict() for item in value]}
+    if output_schema is not None:
+        value = output_schema.dump(value)
+    value = _plain(value)
+    if isinstance(value, str):
+        return {"content": [{"type": "text", "text": value}]}
+    structured = jsonrpc.to_jsonable(value if isinstance(value, dict) else {"result": value})
+    text = jsonrpc.dumps(structured if isinstance(value, dict) else structured["result"])
+    return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
+
+
+def resource_contents(
+    value: t.Any, uri: str, mime_type: str | None, output_schema: ma.Schema | None = None
+) -> list[dict[str, t.Any]]:
+    """Build the ``contents`` list of ``resources/read`` for a handler's return value.
+
+    :param uri: the concrete URI that was read (not the template).
+    """
+    if isinstance(value, EmbeddedResource):
+        return [value.to_dict()["resource"]]
+    if output_schema is not None:
+        value = output_schema.dump(value)
+    value = _plain(value)
+    entry: dict[str, t.Any] = {"uri": uri}
+    if isinstance(value, str):
+        entry["text"] = value
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        entry["blob"] = base64.b64encode(bytes(value)).decode("ascii")
+    else:
+        entry["text"] = jsonrpc.dumps(value)
+        mime_type = mime_type or JSON_MIME_TYPE
+    if mime_type:
+        entry["mimeType"] = mime_type
+    return [entry]
+
+
+def prompt_messages(value: t.Any) -> list[dict[str, t.Any]]:
+    """Build the ``messages`` of ``prompts/get`` for a prompt's return value.
+
+    Accepts a string, a :class:`~flask_mcp.PromptMessage`, a content object, a
+    ``{"role", "content"}`` dict, or a list of any of these (bare strings and
+    content objects in a list are user messages).
+    """
+    items = value if isinstance(value, (list, tuple)) else [value]
+    messages = []
+    for item in items:
+        if isinstance(item, PromptMessage):
+            messages.append(item.to_dict())
+        elif isinstance(item, (str, Content)):
+            messages.append({"role": "user", "content": content_block(item)})
+        elif isinstance(item, dict) and "role" in item and "content" in item:
+            messages.append(PromptMessage(item["role"], item["content"]).to_dict())
+        else:
+            raise TypeError(f"a prompt cannot return {type(item).__name__} as a message")
+    return messages

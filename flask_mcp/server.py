@@ -1,0 +1,210 @@
+"""The protocol core: one JSON-RPC message in, at most one response out.
+
+:class:`Server` routes requests to the method handlers registered in
+:mod:`flask_mcp.methods`, turns exceptions into JSON-RPC errors and never
+answers notifications. It does not know about HTTP, Flask's request or where
+sessions are stored: a transport hands it a decoded message and the
+:class:`ClientState` of the connection, and persists that state again when
+:attr:`ClientState.changed` is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import logging
+import typing as t
+
+from . import jsonrpc
+from .jsonrpc import MCPError
+from .methods import HANDLERS, NOTIFICATION_HANDLERS
+from .registry import Registry
+from .versions import DEFAULT_NEGOTIATED_VERSION
+
+__all__ = [
+    "Call",
+    "ClientState",
+    "Server",
+]
+
+logger = logging.getLogger("flask_mcp")
+
+Invoker = t.Callable[[t.Callable[..., t.Any], dict[str, t.Any]], t.Any]
+
+
+@dataclasses.dataclass
+class ClientState:
+    """What the server remembers about one client between messages.
+
+    A transport loads it (from a session, or fresh for stateless requests),
+    passes it to :meth:`Server.handle` and stores it back when
+    :attr:`changed` is true.
+    """
+
+    protocol_version: str = DEFAULT_NEGOTIATED_VERSION
+    client_info: dict[str, t.Any] | None = None
+    capabilities: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    log_level: str | None = None
+    #: Set by handlers that modified the state; not persisted.
+    changed: bool = dataclasses.field(default=False, compare=False)
+
+    def to_dict(self) -> dict[str, t.Any]:
+        """Compact form for storage; empty members are left out."""
+        data: dict[str, t.Any] = {"v": self.protocol_version}
+        if self.client_info:
+            data["i"] = self.client_info
+        if self.capabilities:
+            data["c"] = self.capabilities
+        if self.log_level:
+            data["l"] = self.log_level
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, t.Any]) -> ClientState:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            protocol_version=data.get("v", DEFAULT_NEGOTIATED_VERSION),
+            client_info=data.get("i"),
+            capabilities=data.get("c") or {},
+            log_level=data.get("l"),
+        )
+
+
+@dataclasses.dataclass
+class Call:
+    """One request being handled, as a method handler sees it."""
+
+    server: Server
+    state: ClientState
+    method: str
+    params: dict[str, t.Any]
+    request_id: jsonrpc.RequestId | None = None
+
+    def param(self, name: str, kind: type | tuple[type, ...], *, required: bool = True) -> t.Any:
+        """Return ``params[name]`` checked against *kind*, or raise -32602."""
+        if name not in self.params or self.params[name] is None:
+            if required:
+                raise MCPError(jsonrpc.INVALID_PARAMS, f"Invalid params: missing '{name}'")
+            return None
+        value = self.params[name]
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+            names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise MCPError(jsonrpc.INVALID_PARAMS, f"Invalid params: '{name}' must be of type {names}")
+        return value
+
+
+def _default_invoke(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.Any:
+    result = func(**kwargs)
+    if inspect.isawaitable(result):
+        return asyncio.run(_await(result))
+    return result
+
+
+async def _await(awaitable: t.Awaitable[t.Any]) -> t.Any:
+    return await awaitable
+
+
+class Server:
+    """The MCP protocol core.
+
+    :param registry: the tools, resources and prompts to serve.
+    :param name: ``serverInfo.name``.
+    :param version: ``serverInfo.version``.
+    :param title: optional ``serverInfo.title``.
+    :param instructions: optional ``instructions`` sent on ``initialize``.
+    :param page_size: items per page of every ``*/list`` result.
+    :param expose_errors: include exception detail in tool errors and
+        internal errors (for development only).
+    :param invoke: calls a handler function with keyword arguments; a Flask
+        app passes one that uses ``current_app.ensure_sync`` so ``async def``
+        handlers work.
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        name: str,
+        version: str,
+        title: str | None = None,
+        instructions: str | None = None,
+        page_size: int | None = 100,
+        expose_errors: bool = False,
+        invoke: Invoker | None = None,
+    ) -> None:
+        self.registry = registry
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.page_size = page_size
+        self.expose_errors = expose_errors
+        self.invoke: Invoker = invoke or _default_invoke
+
+    def server_info(self) -> dict[str, t.Any]:
+        """The ``serverInfo`` object."""
+        info: dict[str, t.Any] = {"name": self.name, "version": self.version}
+        if self.title:
+            info["title"] = self.title
+        return info
+
+    def capabilities(self) -> dict[str, t.Any]:
+        """Capabilities, derived from what is registered."""
+        caps: dict[str, t.Any] = {"logging": {}}
+        registry = self.registry
+        if registry.tools:
+            caps["tools"] = {"listChanged": False}
+        if registry.resources or registry.templates:
+            caps["resources"] = {"subscribe": False, "listChanged": False}
+        if registry.prompts:
+            caps["prompts"] = {"listChanged": False}
+        if registry.has_completions():
+            caps["completions"] = {}
+        return caps
+
+    def handle(self, message: jsonrpc.Message, state: ClientState) -> dict[str, t.Any] | None:
+        """Handle one parsed message and return the response envelope, if any.
+
+        Requests always get exactly one response; notifications and client
+        responses never get one.
+        """
+        if isinstance(message, jsonrpc.Response):
+            return None  # answers to server-to-client requests: none are sent yet
+        if isinstance(message, jsonrpc.Notification):
+            on_notification = NOTIFICATION_HANDLERS.get(message.method)
+            if on_notification is not None:
+                try:
+                    on_notification(Call(self, state, message.method, message.params))
+                except Exception:  # a notification has nobody to report to
+                    logger.exception("MCP notification handler %r failed", message.method)
+            return None
+        handler = HANDLERS.get(message.method)
+        try:
+            if handler is None:
+                raise MCPError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}")
+            result = handler(Call(self, state, message.method, message.params, message.id))
+            return jsonrpc.success(message.id, result)
+        except MCPError as exc:
+            return jsonrpc.failure(message.id, exc)
+        except Exception as exc:
+            logger.exception("MCP method %r failed", message.method)
+            return jsonrpc.failure(message.id, self.internal_error(exc))
+
+    def serialize(self, response: dict[str, t.Any]) -> str:
+        """Encode a response envelope as JSON for any transport.
+
+        A handler may still have put a value JSON cannot hold (``NaN``, an
+        unknown type) into its result; the client then gets -32603 for that
+        request instead of a broken body.
+        """
+        try:
+            return jsonrpc.dumps(response)
+        except (TypeError, ValueError) as exc:
+            logger.exception("MCP response could not be encoded as JSON")
+            return jsonrpc.dumps(jsonrpc.failure(response.get("id"), self.internal_error(exc)))
+
+    def internal_error(self, exc: BaseException) -> MCPError:
+        """The -32603 error for an unexpected exception; detail only when exposing errors."""
+        data = {"detail": f"{type(exc).__name__}: {exc}"} if self.expose_errors else None
+        return MCPError(jsonrpc.INTERNAL_ERROR, "Internal error", data)

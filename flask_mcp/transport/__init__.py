@@ -1,0 +1,1 @@
+"""Transports adapt a way of exchanging messages to the protocol core."""

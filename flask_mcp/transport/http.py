@@ -1,0 +1,158 @@
+"""Streamable HTTP transport (handshake era) as a Flask view.
+
+One endpoint: ``POST`` carries one JSON-RPC message, ``DELETE`` ends a
+session, ``GET`` (server-to-client streams) answers 405 for now. Every error,
+including the HTTP-level ones, is a JSON body with a JSON-RPC error object,
+never an HTML page, so MCP clients can read it.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from flask import Response, current_app, request
+
+from .. import jsonrpc
+from ..jsonrpc import INVALID_REQUEST, MCPError
+from ..server import ClientState
+from ..versions import DEFAULT_NEGOTIATED_VERSION, SUPPORTED_PROTOCOL_VERSIONS
+from .guard import host_allowed, origin_allowed
+
+if t.TYPE_CHECKING:
+    from ..extension import MCPState
+
+__all__ = ["SESSION_HEADER", "VERSION_HEADER", "endpoint", "error_response"]
+
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+#: Not a reserved JSON-RPC code: the session is unknown, expired or deleted.
+SESSION_NOT_FOUND = -32001
+#: Methods the endpoint routes; others get a JSON 405 instead of Flask's HTML one.
+ROUTED_METHODS = ["GET", "POST", "DELETE", "PUT", "PATCH"]
+_ALLOW = "POST, DELETE"
+
+
+class _Reject(Exception):
+    """Stops handling with an HTTP error response."""
+
+    def __init__(self, response: Response) -> None:
+        self.response = response
+
+
+def _json(payload: t.Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(jsonrpc.dumps(payload), status=status, headers=headers, mimetype="application/json")
+
+
+def error_response(
+    status: int,
+    message: str,
+    code: int = INVALID_REQUEST,
+    msg_id: jsonrpc.RequestId | None = None,
+    data: t.Any = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """An HTTP error whose body is a JSON-RPC error envelope."""
+    return _json(jsonrpc.failure(msg_id, MCPError(code, message, data)), status, headers)
+
+
+def endpoint() -> Response:
+    """The view function behind the MCP URL."""
+    state: MCPState = current_app.extensions["mcp"]
+    try:
+        _check_origin_and_host(state)
+        if request.method == "POST":
+            return _post(state)
+        if request.method == "DELETE" and not state.settings.stateless:
+            return _delete(state)
+    except _Reject as reject:
+        return reject.response
+    allow = "POST" if state.settings.stateless else _ALLOW
+    return error_response(405, f"Method Not Allowed: {request.method} (allowed: {allow})", headers={"Allow": allow})
+
+
+def _check_origin_and_host(state: MCPState) -> None:
+    settings = state.settings
+    host = request.host
+    if not host_allowed(host, request.environ.get("SERVER_NAME", ""), settings.allowed_hosts):
+        raise _Reject(error_response(403, f"Forbidden: host {host!r} is not allowed"))
+    origin = request.headers.get("Origin")
+    if origin is not None and not origin_allowed(origin, f"{request.scheme}://{host}", settings.allowed_origins):
+        raise _Reject(error_response(403, f"Forbidden: origin {origin!r} is not allowed"))
+
+
+def _read_body(state: MCPState) -> bytes:
+    if request.headers.get("Accept") and request.accept_mimetypes.quality("application/json") <= 0:
+        raise _Reject(error_response(406, "Not Acceptable: the client must accept application/json"))
+    if request.mimetype != "application/json":
+        raise _Reject(error_response(415, "Unsupported Media Type: Content-Type must be application/json"))
+    limit = state.settings.max_content_length
+    too_large = error_response(413, f"Payload Too Large: the limit is {limit} bytes")
+    if request.content_length is not None and request.content_length > limit:
+        raise _Reject(too_large)
+    # A chunked body has no Content-Length: read one byte past the limit to tell.
+    body = request.stream.read(limit + 1)
+    if len(body) > limit:
+        raise _Reject(too_large)
+    return body
+
+
+def _post(state: MCPState) -> Response:
+    body = _read_body(state)
+    payload: t.Any = None
+    try:
+        payload = jsonrpc.loads(body)
+        message = jsonrpc.parse_message(payload)
+    except MCPError as exc:
+        return _json(jsonrpc.failure(jsonrpc.request_id_of(payload), exc), 400)
+    msg_id = message.id if not isinstance(message, jsonrpc.Notification) else None
+    version = request.headers.get(VERSION_HEADER)
+    if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+        return error_response(
+            400,
+            f"Bad Request: unsupported protocol version {version!r}",
+            msg_id=msg_id,
+            data={"requested": version, "supported": list(SUPPORTED_PROTOCOL_VERSIONS)},
+        )
+    if isinstance(message, jsonrpc.Request) and message.method == "initialize":
+        return _initialize(state, message)
+    session_id = None
+    if state.settings.stateless:
+        client = ClientState(protocol_version=version or DEFAULT_NEGOTIATED_VERSION)
+    else:
+        session_id, client = _session(state, msg_id)
+    response = state.server.handle(message, client)
+    if client.changed and session_id is not None:
+        state.sessions.save(session_id, client)  # type: ignore[union-attr]
+    if response is None:
+        return Response(status=202)
+    return Response(state.server.serialize(response), mimetype="application/json")
+
+
+def _initialize(state: MCPState, message: jsonrpc.Request) -> Response:
+    # A session id the client sent with initialize is ignored: the server
+    # always mints the id, so a session can never be fixed by the client.
+    client = ClientState()
+    response = t.cast(dict[str, t.Any], state.server.handle(message, client))
+    headers = {}
+    if "result" in response and state.sessions is not None:
+        headers[SESSION_HEADER] = state.sessions.create(client)
+    return Response(state.server.serialize(response), headers=headers, mimetype="application/json")
+
+
+def _session(state: MCPState, msg_id: jsonrpc.RequestId | None) -> tuple[str, ClientState]:
+    session_id = request.headers.get(SESSION_HEADER)
+    if not session_id:
+        raise _Reject(error_response(400, f"Bad Request: missing {SESSION_HEADER} header", msg_id=msg_id))
+    client = state.sessions.load(session_id) if state.sessions is not None else None
+    if client is None:
+        raise _Reject(error_response(404, "Session not found", SESSION_NOT_FOUND, msg_id=msg_id))
+    return session_id, client
+
+
+def _delete(state: MCPState) -> Response:
+    session_id = request.headers.get(SESSION_HEADER)
+    if not session_id:
+        return error_response(400, f"Bad Request: missing {SESSION_HEADER} header")
+    if state.sessions is None or not state.sessions.delete(session_id):
+        return error_response(404, "Session not found", SESSION_NOT_FOUND)
+    return Response(status=204)

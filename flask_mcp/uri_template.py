@@ -1,0 +1,71 @@
+"""RFC 6570 level-1 URI templates (``notes://{note_id}``), matched in reverse.
+
+Level 1 is simple string expansion: each ``{var}`` stands for one
+percent-encoded value, so a value never contains a reserved character such as
+``/``, ``?`` or ``#``. Matching a concrete URI therefore takes, for each
+variable, the longest run of characters up to the next literal part.
+"""
+
+from __future__ import annotations
+
+import re
+import typing as t
+from urllib.parse import quote, unquote
+
+__all__ = ["URITemplate"]
+
+_EXPRESSION = re.compile(r"\{([^{}]*)\}")
+_VARNAME = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+class URITemplate:
+    """A level-1 URI template.
+
+    :param template: for example ``"users://{user_id}/profile"``.
+    :raises ValueError: for operators of higher levels (``{+x}``, ``{?x}``, ...),
+        malformed braces or a variable used twice.
+    """
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        self.variables: list[str] = []
+        pattern = []
+        position = 0
+        for match in _EXPRESSION.finditer(template):
+            literal = template[position : match.start()]
+            if "{" in literal or "}" in literal:
+                raise ValueError(f"unbalanced braces in URI template {template!r}")
+            name = match.group(1)
+            if not _VARNAME.match(name):
+                raise ValueError(
+                    f"URI template {template!r}: {{{name}}} is not a level-1 expression (a plain variable name)"
+                )
+            if name in self.variables:
+                raise ValueError(f"URI template {template!r} uses {{{name}}} twice")
+            self.variables.append(name)
+            pattern.append(re.escape(literal))
+            pattern.append(f"(?P<{name}>[^/?#]+)")
+            position = match.end()
+        tail = template[position:]
+        if "{" in tail or "}" in tail:
+            raise ValueError(f"unbalanced braces in URI template {template!r}")
+        pattern.append(re.escape(tail))
+        self._regex = re.compile("".join(pattern) + r"\Z")
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """Return the decoded variables if *uri* matches, else ``None``."""
+        found = self._regex.match(uri)
+        if found is None:
+            return None
+        return {name: unquote(value) for name, value in found.groupdict().items()}
+
+    def expand(self, **values: t.Any) -> str:
+        """Build a concrete URI, percent-encoding each value."""
+
+        def substitute(match: re.Match[str]) -> str:
+            return quote(str(values[match.group(1)]), safe="")
+
+        return _EXPRESSION.sub(substitute, self.template)
+
+    def __repr__(self) -> str:
+        return f"URITemplate({self.template!r})"

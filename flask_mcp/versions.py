@@ -1,0 +1,12 @@
+"""Protocol revisions this server speaks."""
+
+from __future__ import annotations
+
+__all__ = ["DEFAULT_NEGOTIATED_VERSION", "LATEST_PROTOCOL_VERSION", "SUPPORTED_PROTOCOL_VERSIONS"]
+
+#: Handshake-era revisions, newest first.
+SUPPORTED_PROTOCOL_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+#: The revision offered when the client asks for one we do not speak.
+LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0]
+#: What a request without ``MCP-Protocol-Version`` is assumed to speak (per the spec).
+DEFAULT_NEGOTIATED_VERSION = "2025-03-26"

@@ -1,0 +1,128 @@
+"""Shared fixtures: app factories, an MCP test client that validates every
+envelope against the official schema, a live threaded server and a real
+redis-server."""
+
+from __future__ import annotations
+
+import selectors
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import typing as t
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from werkzeug.serving import make_server
+
+from flask_mcp import MCP
+from flask_mcp.testing import MCPTestClient, SchemaValidator
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_FILE = REPO_ROOT.parent / "shared" / "mcp-schema" / "2025-11-25" / "schema.json"
+
+
+@pytest.fixture(scope="session")
+def schema_checker() -> SchemaValidator:
+    """Validates against the official 2025-11-25 schema; a no-op when the folder is absent."""
+    return SchemaValidator(SCHEMA_FILE)
+
+
+@pytest.fixture
+def mcp() -> MCP:
+    """A fresh extension with nothing registered."""
+    return MCP(name="test-server", version="0.0.1")
+
+
+@pytest.fixture
+def make_app() -> t.Callable[..., Flask]:
+    """App factory: ``make_app(mcp, MCP_STATELESS=True, ...)``."""
+
+    def factory(extension: MCP, **config: t.Any) -> Flask:
+        app = Flask("test_app")
+        app.config.update(TESTING=True, **config)
+        extension.init_app(app)
+        return app
+
+    return factory
+
+
+@pytest.fixture
+def make_client(schema_checker: SchemaValidator) -> t.Callable[..., MCPTestClient]:
+    """``make_client(app)``: an :class:`MCPTestClient` for *app* that validates every response."""
+
+    def factory(app: Flask, path: str = "/mcp") -> MCPTestClient:
+        return MCPTestClient(app, path, schema_checker)
+
+    return factory
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LiveServer:
+    """A real threaded werkzeug server on a free loopback port."""
+
+    def __init__(self, app: Flask) -> None:
+        self.server = make_server("127.0.0.1", 0, app, threaded=True)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def live_server() -> t.Callable[[Flask], LiveServer]:
+    """``with live_server(app) as server: server.url``."""
+    return LiveServer
+
+
+def _wait_for_line(process: subprocess.Popen[bytes], marker: str, timeout: float) -> None:
+    """Block until the process prints *marker* (it announces readiness itself)."""
+    assert process.stdout is not None
+    seen = []
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not selector.select(deadline - time.monotonic()):
+                break
+            line = process.stdout.readline().decode(errors="replace")
+            if not line:
+                break
+            seen.append(line)
+            if marker in line:
+                return
+    process.kill()
+    pytest.fail(f"server did not print {marker!r}; output: {''.join(seen)!r}")
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> t.Iterator[str]:
+    """A real redis-server on a free port, for the duration of the test session."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (Debian package redis-server); .ci/run installs it")
+    port = free_port()
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        _wait_for_line(process, "Ready to accept connections", timeout=30)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -1,0 +1,110 @@
+"""Envelope parsing and strict JSON encoding."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import decimal
+import json
+import uuid
+
+import pytest
+
+from flask_mcp import jsonrpc
+from flask_mcp.jsonrpc import MCPError, Notification, Request, Response
+
+
+@pytest.mark.parametrize("text", ["{", "", "nul", '{"a": NaN}', '{"a": Infinity}', b"\xff\xfe"])
+def test_loads_rejects_invalid_json(text: str | bytes) -> None:
+    with pytest.raises(MCPError) as info:
+        jsonrpc.loads(text)
+    assert (info.value.code, info.value.message) == (jsonrpc.PARSE_ERROR, "Parse error")
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        ({"jsonrpc": "2.0", "id": 7, "method": "ping"}, Request(7, "ping", {})),
+        ({"jsonrpc": "2.0", "id": "x", "method": "m", "params": {"a": 1}}, Request("x", "m", {"a": 1})),
+        ({"jsonrpc": "2.0", "id": 1, "method": "m", "params": None}, Request(1, "m", {})),
+        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, Notification("notifications/initialized", {})),
+        ({"jsonrpc": "2.0", "id": 3, "result": {}}, Response(3, {}, None)),
+        (
+            {"jsonrpc": "2.0", "id": None, "error": {"code": 1, "message": "m"}},
+            Response(None, None, {"code": 1, "message": "m"}),
+        ),
+    ],
+)
+def test_parse_message(payload: dict, expected: object) -> None:
+    assert jsonrpc.parse_message(payload) == expected
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        [],
+        [{"jsonrpc": "2.0", "id": 1, "method": "ping"}],
+        "ping",
+        {"id": 1, "method": "ping"},
+        {"jsonrpc": "1.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1, "method": 5},
+        {"jsonrpc": "2.0", "id": 1, "method": "m", "params": [1]},
+        {"jsonrpc": "2.0", "id": True, "method": "m"},
+        {"jsonrpc": "2.0", "id": 1.5, "method": "m"},
+        {"jsonrpc": "2.0", "id": None, "method": "m"},
+        {"jsonrpc": "2.0", "id": 1},
+        {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {}},
+        {"jsonrpc": "2.0", "id": 1, "error": "bad"},
+    ],
+)
+def test_parse_message_rejects_malformed_envelopes(payload: object) -> None:
+    with pytest.raises(MCPError) as info:
+        jsonrpc.parse_message(payload)
+    assert info.value.code == jsonrpc.INVALID_REQUEST
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"), [({"id": 4}, 4), ({"id": "a"}, "a"), ({"id": True}, None), ([], None)]
+)
+def test_request_id_of(payload: object, expected: object) -> None:
+    assert jsonrpc.request_id_of(payload) == expected
+
+
+def test_envelopes_never_mix_result_and_error() -> None:
+    assert jsonrpc.success(1, {"a": 1}) == {"jsonrpc": "2.0", "id": 1, "result": {"a": 1}}
+    failure = jsonrpc.failure(None, MCPError(-32000, "boom", {"x": 1}))
+    assert failure == {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "boom", "data": {"x": 1}}}
+    assert "data" not in jsonrpc.failure(2, MCPError(-32000, "boom"))["error"]
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), {"a": [float("-inf")]}])
+def test_dumps_refuses_non_json_numbers(value: object) -> None:
+    with pytest.raises(ValueError):
+        jsonrpc.dumps(value)
+
+
+def test_dumps_converts_common_python_values() -> None:
+    @dataclasses.dataclass
+    class Item:
+        name: str
+
+    ident = uuid.uuid4()
+    value = {
+        "when": datetime.datetime(2026, 1, 2, 3, 4, 5),
+        "id": ident,
+        "price": decimal.Decimal("1.10"),
+        "item": Item("n"),
+        "pair": (1, 2),
+        "text": "héllo",
+    }
+    decoded = json.loads(jsonrpc.dumps(value))
+    assert decoded == {
+        "when": "2026-01-02T03:04:05",
+        "id": str(ident),
+        "price": "1.10",
+        "item": {"name": "n"},
+        "pair": [1, 2],
+        "text": "héllo",
+    }
+    with pytest.raises(TypeError):
+        jsonrpc.dumps(object())

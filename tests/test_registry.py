@@ -1,0 +1,102 @@
+"""Registration, lookup and paged listings."""
+
+from __future__ import annotations
+
+import pytest
+
+from flask_mcp.components import build_prompt, build_resource, build_tool
+from flask_mcp.registry import InvalidCursor, Registry, decode_cursor, encode_cursor
+
+
+def make_tool(name: str):
+    def func() -> str:
+        return name
+
+    return build_tool(func, name=name)
+
+
+def resource(uri: str):
+    def func(**kwargs: str) -> str:
+        return uri
+
+    return build_resource(func, uri)
+
+
+@pytest.mark.parametrize("offset", [0, 1, 99, 12345])
+def test_cursor_round_trip(offset: int) -> None:
+    assert decode_cursor(encode_cursor(offset)) == offset
+
+
+@pytest.mark.parametrize("cursor", ["", "!!!", "bm9wZQ", encode_cursor(1)[:-1] + "*", "bzEy\n"])
+def test_foreign_cursors_are_invalid(cursor: str) -> None:
+    with pytest.raises(InvalidCursor):
+        decode_cursor(cursor)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, None])
+def test_pages_cover_every_item_once(size: int | None) -> None:
+    registry = Registry()
+    names = [f"tool_{i}" for i in range(7)]
+    for name in names:
+        registry.add_tool(make_tool(name))
+    seen, cursor, pages = [], None, 0
+    while True:
+        page = registry.page("tools", cursor, size)
+        pages += 1
+        seen.extend(item["name"] for item in page.items)
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen == names
+    assert pages == (1 if size is None else -(-len(names) // size))
+
+
+def test_cursor_past_the_end_is_invalid() -> None:
+    registry = Registry()
+    registry.add_tool(make_tool("a"))
+    with pytest.raises(InvalidCursor):
+        registry.page("tools", encode_cursor(5), 10)
+
+
+def test_listing_follows_new_registrations() -> None:
+    registry = Registry()
+    registry.add_tool(make_tool("a"))
+    assert [t["name"] for t in registry.page("tools", None, None).items] == ["a"]
+    registry.add_tool(make_tool("b"))
+    assert [t["name"] for t in registry.page("tools", None, None).items] == ["a", "b"]
+
+
+def test_duplicates_are_refused() -> None:
+    registry = Registry()
+    registry.add_tool(make_tool("a"))
+    with pytest.raises(ValueError, match="already registered"):
+        registry.add_tool(make_tool("a"))
+    registry.add_resource(resource("x://one"))
+    with pytest.raises(ValueError, match="already registered"):
+        registry.add_resource(resource("x://one"))
+
+
+def test_find_resource_prefers_static_then_first_matching_template() -> None:
+    registry = Registry()
+    registry.add_resource(resource("x://{a}"))
+    registry.add_resource(resource("x://fixed"))
+    registry.add_resource(resource("x://{b}/more"))
+    static, variables = registry.find_resource("x://fixed")
+    assert static.uri == "x://fixed" and variables == {}
+    template, variables = registry.find_resource("x://val")
+    assert template.template.template == "x://{a}" and variables == {"a": "val"}
+    template, variables = registry.find_resource("x://val/more")
+    assert template.template.template == "x://{b}/more" and variables == {"b": "val"}
+    assert registry.find_resource("y://val") is None
+
+
+def test_has_completions() -> None:
+    registry = Registry()
+
+    def prompt(topic: str) -> str:
+        return topic
+
+    registry.add_prompt(build_prompt(prompt))
+    assert not registry.has_completions()
+    registry.add_prompt(build_prompt(prompt, name="p2", completions={"topic": ["a"]}))
+    assert registry.has_completions()

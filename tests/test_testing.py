@@ -1,0 +1,65 @@
+"""The in-process test client and the schema validator."""
+
+from __future__ import annotations
+
+import jsonschema
+import pytest
+
+from flask_mcp import MCP
+from flask_mcp.testing import MCPTestClient, SchemaValidator
+
+from .conftest import SCHEMA_FILE
+
+
+def test_official_schema_is_present() -> None:
+    """Reported as a skip, with the reason, when responses cannot be validated."""
+    if not SCHEMA_FILE.exists():
+        pytest.skip(f"{SCHEMA_FILE} is absent: responses are not validated against the official schema")
+    assert SchemaValidator(SCHEMA_FILE).available
+
+
+def test_validator_rejects_what_the_schema_forbids(schema_checker: SchemaValidator) -> None:
+    if not schema_checker.available:
+        pytest.skip("the official schema folder is absent")
+    with pytest.raises(jsonschema.ValidationError):
+        schema_checker.check("CallToolResult", {"content": "not a list"})
+    with pytest.raises(AssertionError):
+        schema_checker.check_envelope(
+            "tools/call", {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": False}}
+        )
+    with pytest.raises(AssertionError):
+        schema_checker.check_envelope(
+            "ping", {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": ""}}
+        )
+
+
+def test_missing_schema_file_validates_nothing(tmp_path) -> None:
+    validator = SchemaValidator(tmp_path / "absent.json")
+    assert not validator.available
+    validator.check("CallToolResult", {"content": "not a list"})
+
+
+def test_list_tools_follows_cursors(mcp: MCP, make_app, schema_checker: SchemaValidator) -> None:
+    names = [f"tool_{i}" for i in range(5)]
+    for name in names:
+        mcp.tool(name=name)(lambda: "x")
+    client = MCPTestClient(make_app(mcp, MCP_PAGE_SIZE=2), validator=schema_checker)
+    client.initialize()
+    assert [tool["name"] for tool in client.list_tools()] == names
+    first_page = client.request("tools/list")
+    assert len(first_page["tools"]) == 2 and "nextCursor" in first_page
+
+
+def test_read_resource_and_get_prompt(mcp: MCP, make_app) -> None:
+    @mcp.resource("echo://{word}")
+    def echo(word: str) -> str:
+        return word * 2
+
+    @mcp.prompt
+    def shout(word: str) -> str:
+        return word.upper()
+
+    client = MCPTestClient(make_app(mcp))
+    client.initialize()
+    assert client.read_resource("echo://ab") == [{"uri": "echo://ab", "text": "abab"}]
+    assert client.get_prompt("shout", {"word": "hey"})["messages"][0]["content"]["text"] == "HEY"
