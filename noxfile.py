@@ -37,7 +37,7 @@ def lint(session: nox.Session) -> None:
 def typing(session: nox.Session) -> None:
     """Type-check the package with mypy."""
     session.install("-e", ".", "mypy")
-    session.run("mypy", "flask_mcp")
+    session.run("mypy", "flask_mcp", "examples/quickstart/app.py")
 
 
 @nox.session

@@ -16,6 +16,7 @@ import typing as t
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from .content import Content, ToolResult
 from .hints import schema_from_dataclass, schema_from_signature
 from .json_schema import schema_to_json_schema
 from .uri_template import URITemplate
@@ -76,6 +77,8 @@ def _output_schema_from_hints(func: t.Callable[..., t.Any]) -> ma.Schema | None:
         return None
     if isinstance(hint, type) and issubclass(hint, ma.Schema):
         return hint()
+    if isinstance(hint, type) and issubclass(hint, (Content, ToolResult)):
+        return None  # a full result object, not structured data
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return schema_from_dataclass(hint)()
     return None

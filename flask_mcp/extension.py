@@ -164,9 +164,14 @@ class MCP:
 
     # -- registration ----------------------------------------------------
 
+    @t.overload
+    def tool(self, func: F, /) -> F: ...
+
+    @t.overload
     def tool(
         self,
-        func: F | None = None,
+        func: None = None,
+        /,
         *,
         name: str | None = None,
         title: str | None = None,
@@ -176,7 +181,22 @@ class MCP:
         annotations: t.Mapping[str, t.Any] | None = None,
         icons: Icons | None = None,
         meta: t.Mapping[str, t.Any] | None = None,
-    ) -> t.Any:
+    ) -> t.Callable[[F], F]: ...
+
+    def tool(
+        self,
+        func: F | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: SchemaLike | None = None,
+        output_schema: SchemaLike | None = None,
+        annotations: t.Mapping[str, t.Any] | None = None,
+        icons: Icons | None = None,
+        meta: t.Mapping[str, t.Any] | None = None,
+    ) -> F | t.Callable[[F], F]:
         """Register a function as a tool; usable as ``@mcp.tool`` or ``@mcp.tool(...)``.
 
         The function runs inside the Flask request context with the validated
@@ -263,9 +283,14 @@ class MCP:
 
         return register
 
+    @t.overload
+    def prompt(self, func: F, /) -> F: ...
+
+    @t.overload
     def prompt(
         self,
-        func: F | None = None,
+        func: None = None,
+        /,
         *,
         name: str | None = None,
         title: str | None = None,
@@ -273,7 +298,20 @@ class MCP:
         completions: t.Mapping[str, Completer] | None = None,
         icons: Icons | None = None,
         meta: t.Mapping[str, t.Any] | None = None,
-    ) -> t.Any:
+    ) -> t.Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        func: F | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        completions: t.Mapping[str, Completer] | None = None,
+        icons: Icons | None = None,
+        meta: t.Mapping[str, t.Any] | None = None,
+    ) -> F | t.Callable[[F], F]:
         """Register a prompt; usable as ``@mcp.prompt`` or ``@mcp.prompt(...)``.
 
         Arguments come from the signature (parameters without a default are

@@ -106,7 +106,10 @@ def _default(value: t.Any) -> t.Any:
     # The values a Python function naturally returns that JSON cannot hold.
     if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
         return value.isoformat()
-    if isinstance(value, (uuid.UUID, decimal.Decimal)):
+    if isinstance(value, decimal.Decimal):
+        # JSON Schema (and apispec) describe Decimal fields as numbers.
+        return float(value)
+    if isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, Enum):
         return value.value

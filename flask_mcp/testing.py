@@ -135,9 +135,7 @@ class MCPTestClient:
         if self.validator is not None:
             self.validator.check_envelope(method, body)
 
-    def initialize(
-        self, version: str = "2025-11-25", capabilities: dict[str, t.Any] | None = None
-    ) -> dict[str, t.Any]:
+    def initialize(self, version: str = "2025-11-25", capabilities: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
         """Run the handshake (``initialize`` + ``notifications/initialized``); return the result."""
         response = self.post(
             {

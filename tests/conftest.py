@@ -71,7 +71,8 @@ class LiveServer:
     def __init__(self, app: Flask) -> None:
         self.server = make_server("127.0.0.1", 0, app, threaded=True)
         self.url = f"http://127.0.0.1:{self.server.server_port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # serve_forever polls for shutdown; its default 0.5 s would make every test wait that long.
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
 
     def __enter__(self) -> LiveServer:
         self.thread.start()

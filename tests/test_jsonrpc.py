@@ -101,7 +101,7 @@ def test_dumps_converts_common_python_values() -> None:
     assert decoded == {
         "when": "2026-01-02T03:04:05",
         "id": str(ident),
-        "price": "1.10",
+        "price": 1.1,
         "item": {"name": "n"},
         "pair": [1, 2],
         "text": "héllo",
