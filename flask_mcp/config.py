@@ -33,6 +33,9 @@ DEFAULTS: dict[str, t.Any] = {
     # flask-caching backend of the session store (any CACHE_* key works as MCP_CACHE_*).
     "MCP_CACHE_TYPE": "SimpleCache",
     "MCP_CACHE_KEY_PREFIX": "flask_mcp:",
+    # SimpleCache drops a third of its entries past this many; keep it above
+    # the number of live sessions you expect.
+    "MCP_CACHE_THRESHOLD": 10000,
 }
 
 _CACHE_PREFIX = "MCP_CACHE_"
@@ -49,7 +52,8 @@ class Settings:
     max_content_length: int
     allowed_origins: tuple[str, ...]
     allowed_hosts: tuple[str, ...] | None
-    mask_errors: bool
+    #: ``None``: mask unless the app runs in debug mode (checked per error).
+    mask_errors: bool | None
     cache_config: dict[str, t.Any]
 
     @classmethod
@@ -62,7 +66,6 @@ class Settings:
         if page_size is not None and (not isinstance(page_size, int) or page_size < 1):
             raise ValueError(f"MCP_PAGE_SIZE must be a positive integer or None, not {page_size!r}")
         hosts = config["MCP_ALLOWED_HOSTS"]
-        mask = config["MCP_MASK_ERRORS"]
         return cls(
             url_prefix=config["MCP_URL_PREFIX"],
             page_size=page_size,
@@ -71,7 +74,7 @@ class Settings:
             max_content_length=int(config["MCP_MAX_CONTENT_LENGTH"]),
             allowed_origins=_as_tuple(config["MCP_ALLOWED_ORIGINS"]),
             allowed_hosts=None if hosts is None else _as_tuple(hosts),
-            mask_errors=(not app.debug) if mask is None else bool(mask),
+            mask_errors=None if config["MCP_MASK_ERRORS"] is None else bool(config["MCP_MASK_ERRORS"]),
             cache_config={
                 "CACHE_" + key[len(_CACHE_PREFIX) :]: value
                 for key, value in config.items()

@@ -28,7 +28,7 @@ from .jsonrpc import INTERNAL_ERROR
 from .registry import Registry
 from .server import Server
 from .sessions import SessionStore
-from .transport.http import ROUTED_METHODS, endpoint, error_response
+from .transport.http import ROUTED_METHODS, endpoint, error_response, reject_unrouted_method
 
 __all__ = ["MCP", "MCPState"]
 
@@ -47,6 +47,13 @@ class MCPState:
     server: Server
     #: ``None`` when ``MCP_STATELESS`` is set.
     sessions: SessionStore | None
+    #: URL paths the endpoint is registered at.
+    paths: set[str] = dataclasses.field(default_factory=set)
+
+
+def _app_is_debug() -> bool:
+    # Read when an error happens: ``app.run(debug=True)`` turns debug on after init_app.
+    return bool(current_app.debug)
 
 
 def _invoke_in_app(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.Any:
@@ -101,9 +108,10 @@ class MCP:
         #: The blueprint serving the endpoint. :meth:`init_app` registers it,
         #: or register it yourself: ``app.register_blueprint(mcp.blueprint)``.
         self.blueprint = Blueprint(blueprint_name, __name__, url_prefix="/mcp")
-        self.blueprint.add_url_rule("", "endpoint", endpoint, methods=ROUTED_METHODS)
-        self.blueprint.record_once(self._on_register)
+        self.blueprint.add_url_rule("", "endpoint", endpoint, methods=ROUTED_METHODS, provide_automatic_options=False)
+        self.blueprint.record(self._on_register)
         self.blueprint.register_error_handler(Exception, self._handle_exception)
+        self.blueprint.before_app_request(reject_unrouted_method)
         if app is not None:
             self.init_app(app)
 
@@ -115,7 +123,9 @@ class MCP:
         app.register_blueprint(self.blueprint, url_prefix=app.config["MCP_URL_PREFIX"])
 
     def _on_register(self, setup_state: BlueprintSetupState) -> None:
-        self._setup(t.cast(Flask, setup_state.app))
+        app = t.cast(Flask, setup_state.app)
+        self._setup(app)
+        app.extensions["mcp"].paths.add(setup_state.url_prefix or "/")
 
     def _setup(self, app: Flask) -> None:
         existing = app.extensions.get("mcp")
@@ -134,7 +144,7 @@ class MCP:
             title=self.title,
             instructions=self.instructions,
             page_size=settings.page_size,
-            expose_errors=not settings.mask_errors,
+            expose_errors=_app_is_debug if settings.mask_errors is None else not settings.mask_errors,
             invoke=_invoke_in_app,
         )
         app.extensions["mcp"] = MCPState(self, settings, server, sessions)

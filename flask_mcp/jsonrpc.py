@@ -121,11 +121,25 @@ def _default(value: t.Any) -> t.Any:
 
 
 _encoder = json.JSONEncoder(allow_nan=False, default=_default, separators=(",", ":"), ensure_ascii=False)
+_ascii_encoder = json.JSONEncoder(allow_nan=False, default=_default, separators=(",", ":"))
 
 
 def dumps(value: t.Any) -> str:
     """Encode *value* as compact JSON; ``NaN`` and ``Infinity`` raise ``ValueError``."""
     return _encoder.encode(value)
+
+
+def encode(value: t.Any) -> bytes:
+    """Encode *value* as compact UTF-8 JSON bytes, ready for the wire.
+
+    A lone surrogate (legal in a JSON string, so a client can send one, but
+    not encodable as UTF-8) is written as a ``\\uXXXX`` escape instead of
+    failing.
+    """
+    try:
+        return _encoder.encode(value).encode()
+    except UnicodeEncodeError:
+        return _ascii_encoder.encode(value).encode()
 
 
 def to_jsonable(value: t.Any) -> t.Any:

@@ -115,7 +115,8 @@ class Server:
     :param instructions: optional ``instructions`` sent on ``initialize``.
     :param page_size: items per page of every ``*/list`` result.
     :param expose_errors: include exception detail in tool errors and
-        internal errors (for development only).
+        internal errors (for development only); a callable is asked each
+        time, so the answer can follow a setting that changes at run time.
     :param invoke: calls a handler function with keyword arguments; a Flask
         app passes one that uses ``current_app.ensure_sync`` so ``async def``
         handlers work.
@@ -130,7 +131,7 @@ class Server:
         title: str | None = None,
         instructions: str | None = None,
         page_size: int | None = 100,
-        expose_errors: bool = False,
+        expose_errors: bool | t.Callable[[], bool] = False,
         invoke: Invoker | None = None,
     ) -> None:
         self.registry = registry
@@ -139,8 +140,14 @@ class Server:
         self.title = title
         self.instructions = instructions
         self.page_size = page_size
-        self.expose_errors = expose_errors
+        self._expose_errors = expose_errors
         self.invoke: Invoker = invoke or _default_invoke
+
+    @property
+    def expose_errors(self) -> bool:
+        """Whether clients may see exception detail."""
+        expose = self._expose_errors
+        return expose() if callable(expose) else expose
 
     def server_info(self) -> dict[str, t.Any]:
         """The ``serverInfo`` object."""
@@ -191,7 +198,7 @@ class Server:
             logger.exception("MCP method %r failed", message.method)
             return jsonrpc.failure(message.id, self.internal_error(exc))
 
-    def serialize(self, response: dict[str, t.Any]) -> str:
+    def serialize(self, response: dict[str, t.Any]) -> bytes:
         """Encode a response envelope as JSON for any transport.
 
         A handler may still have put a value JSON cannot hold (``NaN``, an
@@ -199,10 +206,10 @@ class Server:
         request instead of a broken body.
         """
         try:
-            return jsonrpc.dumps(response)
+            return jsonrpc.encode(response)
         except (TypeError, ValueError) as exc:
             logger.exception("MCP response could not be encoded as JSON")
-            return jsonrpc.dumps(jsonrpc.failure(response.get("id"), self.internal_error(exc)))
+            return jsonrpc.encode(jsonrpc.failure(response.get("id"), self.internal_error(exc)))
 
     def internal_error(self, exc: BaseException) -> MCPError:
         """The -32603 error for an unexpected exception; detail only when exposing errors."""

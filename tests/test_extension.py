@@ -164,6 +164,19 @@ def test_async_tools_run_through_ensure_sync(mcp: MCP, make_app, make_client) ->
     assert client.call_tool("slow_double", {"x": 21})["structuredContent"] == {"result": 42}
 
 
+def test_masking_follows_debug_switched_on_after_init_app(mcp: MCP, make_app, make_client) -> None:
+    @mcp.tool
+    def crash() -> None:
+        raise KeyError("internal-key")
+
+    app = make_app(mcp)
+    client = make_client(app)
+    client.initialize()
+    assert "internal-key" not in client.call_tool("crash")["content"][0]["text"]
+    app.debug = True  # what app.run(debug=True) does, after init_app
+    assert "internal-key" in client.call_tool("crash")["content"][0]["text"]
+
+
 def test_output_schema_is_advertised_and_applied(mcp: MCP, make_app, make_client) -> None:
     @mcp.tool(output_schema=Out)
     def total(values: list[int]) -> dict[str, int]:

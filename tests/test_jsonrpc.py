@@ -108,3 +108,10 @@ def test_dumps_converts_common_python_values() -> None:
     }
     with pytest.raises(TypeError):
         jsonrpc.dumps(object())
+
+
+def test_encode_is_utf8_and_escapes_lone_surrogates() -> None:
+    assert jsonrpc.encode({"text": "héllo"}) == '{"text":"héllo"}'.encode()
+    encoded = jsonrpc.encode({"text": "a\ud800b"})
+    assert encoded == b'{"text":"a\\ud800b"}'
+    assert json.loads(encoded) == {"text": "a\ud800b"}

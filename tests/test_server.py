@@ -219,3 +219,11 @@ def test_serialize_falls_back_to_internal_error_for_the_same_id() -> None:
         "id": 8,
         "result": {"ok": True},
     }
+
+
+def test_initialize_refuses_oversized_client_state() -> None:
+    state = ClientState()
+    params = {"protocolVersion": "2025-11-25", "capabilities": {"experimental": {"blob": "x" * 20000}}}
+    error = request(build_server(), "initialize", params, state)["error"]
+    assert error["code"] == jsonrpc.INVALID_PARAMS and "exceed" in error["message"]
+    assert not state.changed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typing as t
 
+from .. import jsonrpc
 from ..jsonrpc import INVALID_PARAMS, MCPError
 from ..versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from . import notification, request
@@ -12,6 +13,9 @@ if t.TYPE_CHECKING:
     from ..server import Call
 
 #: RFC 5424 severities, lowest first, as ``logging/setLevel`` accepts them.
+#: What a session may store about its client: sessions stay small in the cache.
+MAX_CLIENT_STATE_BYTES = 16 * 1024
+
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -22,6 +26,10 @@ def initialize(call: Call) -> dict[str, t.Any]:
     capabilities = call.param("capabilities", dict, required=False) or {}
     client_info = call.param("clientInfo", dict, required=False)
     server = call.server
+    if len(jsonrpc.dumps([capabilities, client_info])) > MAX_CLIENT_STATE_BYTES:
+        raise MCPError(
+            INVALID_PARAMS, f"Invalid params: capabilities and clientInfo exceed {MAX_CLIENT_STATE_BYTES} bytes"
+        )
     state = call.state
     state.protocol_version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
     state.capabilities = capabilities

@@ -8,6 +8,7 @@ never an HTML page, so MCP clients can read it.
 
 from __future__ import annotations
 
+import logging
 import typing as t
 
 from flask import Response, current_app, request
@@ -21,15 +22,16 @@ from .guard import host_allowed, origin_allowed
 if t.TYPE_CHECKING:
     from ..extension import MCPState
 
-__all__ = ["SESSION_HEADER", "VERSION_HEADER", "endpoint", "error_response"]
+__all__ = ["SESSION_HEADER", "VERSION_HEADER", "endpoint", "error_response", "reject_unrouted_method"]
+
+logger = logging.getLogger("flask_mcp")
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 #: Not a reserved JSON-RPC code: the session is unknown, expired or deleted.
 SESSION_NOT_FOUND = -32001
-#: Methods the endpoint routes; others get a JSON 405 instead of Flask's HTML one.
-ROUTED_METHODS = ["GET", "POST", "DELETE", "PUT", "PATCH"]
-_ALLOW = "POST, DELETE"
+#: Methods the endpoint routes (GET only to answer 405 until streams exist).
+ROUTED_METHODS = ["GET", "POST", "DELETE", "OPTIONS"]
 
 
 class _Reject(Exception):
@@ -40,7 +42,7 @@ class _Reject(Exception):
 
 
 def _json(payload: t.Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(jsonrpc.dumps(payload), status=status, headers=headers, mimetype="application/json")
+    return Response(jsonrpc.encode(payload), status=status, headers=headers, mimetype="application/json")
 
 
 def error_response(
@@ -64,9 +66,32 @@ def endpoint() -> Response:
             return _post(state)
         if request.method == "DELETE" and not state.settings.stateless:
             return _delete(state)
+        if request.method == "OPTIONS":
+            return Response(status=204, headers={"Allow": _allowed(state)})
     except _Reject as reject:
         return reject.response
-    allow = "POST" if state.settings.stateless else _ALLOW
+    return _method_not_allowed(state)
+
+
+def reject_unrouted_method() -> Response | None:
+    """Answer methods the URL map does not route (PUT, TRACE, ...) with a JSON 405.
+
+    Registered with ``before_app_request``: Flask raises routing errors only
+    after the before-request functions, and outside any blueprint, so this is
+    the one place that can keep werkzeug's HTML page away from MCP clients.
+    """
+    state: MCPState | None = current_app.extensions.get("mcp")
+    if state is not None and request.routing_exception is not None and request.path in state.paths:
+        return _method_not_allowed(state)
+    return None
+
+
+def _allowed(state: MCPState) -> str:
+    return "POST, OPTIONS" if state.settings.stateless else "POST, DELETE, OPTIONS"
+
+
+def _method_not_allowed(state: MCPState) -> Response:
+    allow = _allowed(state)
     return error_response(405, f"Method Not Allowed: {request.method} (allowed: {allow})", headers={"Allow": allow})
 
 
@@ -105,6 +130,18 @@ def _post(state: MCPState) -> Response:
     except MCPError as exc:
         return _json(jsonrpc.failure(jsonrpc.request_id_of(payload), exc), 400)
     msg_id = message.id if not isinstance(message, jsonrpc.Notification) else None
+    try:
+        return _dispatch(state, message, msg_id)
+    except _Reject:
+        raise
+    except Exception as exc:
+        # Answer with the request's own id, so the client can match the failure.
+        logger.exception("MCP request failed")
+        error = state.server.internal_error(exc)
+        return error_response(500, error.message, error.code, msg_id, error.data)
+
+
+def _dispatch(state: MCPState, message: jsonrpc.Message, msg_id: jsonrpc.RequestId | None) -> Response:
     version = request.headers.get(VERSION_HEADER)
     if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
         return error_response(

@@ -1,0 +1,316 @@
+"""The session store: unit tests on SimpleCache, and shared sessions across workers on Redis."""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import secrets
+import threading
+import types
+import typing as t
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from flask import Flask
+from flask_caching import Cache
+
+from flask_mcp import MCP
+from flask_mcp import sessions as sessions_module
+from flask_mcp.server import ClientState
+from flask_mcp.sessions import SessionStore
+
+TTL = 600
+START = 1_700_000_000.0
+
+
+class Clock:
+    """A controllable stand-in for ``time.time`` (and for the ``time`` module)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+    __call__ = time
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def cache() -> t.Iterator[Cache]:
+    app = Flask("sessions")
+    cache = Cache(app, config={"CACHE_TYPE": "SimpleCache", "CACHE_THRESHOLD": 10_000})
+    with app.app_context():
+        yield cache
+
+
+@pytest.fixture
+def clock(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """One fake clock for the store and for the cache backend's expiry checks."""
+    clock = Clock(START)
+    monkeypatch.setattr(sessions_module, "time", clock)
+    backend_module = importlib.import_module(type(cache.cache).get.__module__)
+    assert callable(getattr(backend_module, "time", None)), "the cache backend no longer reads time()"
+    monkeypatch.setattr(backend_module, "time", clock.time)
+    return clock
+
+
+@pytest.fixture
+def store(cache: Cache, clock: Clock) -> SessionStore:
+    return SessionStore(cache, ttl=TTL)
+
+
+def typical_state() -> ClientState:
+    return ClientState(
+        protocol_version="2025-06-18",
+        client_info={"name": "claude-desktop", "title": "Claude", "version": "0.12.3"},
+        capabilities={"roots": {"listChanged": True}, "sampling": {}, "elicitation": {}},
+        log_level="warning",
+    )
+
+
+@pytest.fixture
+def recorded(store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> list[t.Any]:
+    """Every value the store writes to its cache (add and set)."""
+    values: list[t.Any] = []
+    for name in ("add", "set"):
+        original = getattr(store.cache, name)
+
+        def spy(key: str, value: t.Any, *args: t.Any, _original: t.Any = original, **kwargs: t.Any) -> t.Any:
+            values.append(value)
+            return _original(key, value, *args, **kwargs)
+
+        monkeypatch.setattr(store.cache, name, spy)
+    return values
+
+
+# -- SimpleCache unit tests -----------------------------------------------------
+
+
+def test_create_returns_distinct_visible_ascii_ids(store: SessionStore) -> None:
+    """Ids never repeat and are visible ASCII."""
+    ids = [store.create(ClientState()) for _ in range(200)]
+    assert len(set(ids)) == len(ids)
+    assert all(session_id and all(0x21 <= ord(c) <= 0x7E for c in session_id) for session_id in ids)
+
+
+@pytest.mark.parametrize(
+    "state",
+    [ClientState(), typical_state(), ClientState(protocol_version="2024-11-05", log_level="debug")],
+    ids=["empty", "typical", "partial"],
+)
+def test_load_returns_saved_state(store: SessionStore, state: ClientState) -> None:
+    """What create stored comes back equal, and not marked changed."""
+    session_id = store.create(state)
+    loaded = store.load(session_id)
+    assert loaded == state
+    assert loaded is not state
+    assert loaded.changed is False
+
+
+def test_save_replaces_state(store: SessionStore) -> None:
+    """save overwrites the stored state of a session only."""
+    first, second = store.create(ClientState()), store.create(ClientState())
+    store.save(first, typical_state())
+    assert store.load(first) == typical_state()
+    assert store.load(second) == ClientState()
+
+
+def test_delete(store: SessionStore) -> None:
+    """delete is True once, then False; the session is gone."""
+    session_id = store.create(typical_state())
+    assert store.delete(session_id) is True
+    assert store.load(session_id) is None
+    assert store.delete(session_id) is False
+
+
+@pytest.mark.parametrize("session_id", ["", "unknown", "x" * 43, "../session:", "a b", "é"])
+def test_unknown_id(store: SessionStore, session_id: str) -> None:
+    """Ids never issued load as None and do not delete."""
+    store.create(ClientState())
+    assert store.load(session_id) is None
+    assert store.delete(session_id) is False
+
+
+@pytest.mark.parametrize(("idle", "alive"), [(1, True), (TTL - 1, True), (TTL + 1, False), (10 * TTL, False)])
+def test_idle_session_expires(store: SessionStore, clock: Clock, idle: float, alive: bool) -> None:
+    """A session untouched for longer than the TTL is gone."""
+    session_id = store.create(typical_state())
+    clock.advance(idle)
+    assert (store.load(session_id) is not None) is alive
+
+
+def test_use_extends_lifetime(store: SessionStore, clock: Clock) -> None:
+    """Loading a session well into its TTL pushes its expiry back."""
+    session_id = store.create(ClientState())
+    clock.advance(TTL * 0.6)
+    assert store.load(session_id) is not None
+    clock.advance(TTL * 0.6)  # 1.2 TTL after creation, 0.6 TTL after last use
+    assert store.load(session_id) is not None
+    clock.advance(TTL + 1)
+    assert store.load(session_id) is None
+
+
+def test_save_extends_lifetime(store: SessionStore, clock: Clock) -> None:
+    """save restarts the idle timeout."""
+    session_id = store.create(ClientState())
+    clock.advance(TTL - 10)
+    store.save(session_id, typical_state())
+    clock.advance(TTL - 10)
+    assert store.load(session_id) == typical_state()
+
+
+def test_expired_session_cannot_be_deleted(store: SessionStore, clock: Clock) -> None:
+    """An expired session counts as unknown for delete too."""
+    session_id = store.create(ClientState())
+    clock.advance(TTL + 1)
+    assert store.delete(session_id) is False
+
+
+def test_load_does_not_rewrite_fresh_session(store: SessionStore, clock: Clock, recorded: list[t.Any]) -> None:
+    """Loading right after a write does not store the session again."""
+    session_id = store.create(ClientState())
+    assert len(recorded) == 1
+    clock.advance(1)
+    for _ in range(5):
+        assert store.load(session_id) is not None
+    assert len(recorded) == 1
+
+
+def test_stored_record_is_small(store: SessionStore, recorded: list[t.Any]) -> None:
+    """A typical client's record pickles to a few hundred bytes at most."""
+    session_id = store.create(typical_state())
+    store.save(session_id, typical_state())
+    assert len(recorded) == 2
+    for record in recorded:
+        assert len(pickle.dumps(record)) < 1024
+
+
+def test_id_collision_retries(store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """cache.add refuses a taken id: the store draws again and never overwrites a session."""
+    tokens = iter(["taken", "taken", "fresh"])
+    monkeypatch.setattr(sessions_module, "secrets", types.SimpleNamespace(token_urlsafe=lambda n: next(tokens)))
+    assert store.create(typical_state()) == "taken"
+    assert store.create(ClientState()) == "fresh"
+    assert store.load("taken") == typical_state()
+
+
+def test_persistent_collisions_raise(store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """If no free id can be stored the store raises instead of reusing one."""
+    monkeypatch.setattr(sessions_module, "secrets", types.SimpleNamespace(token_urlsafe=lambda n: "always"))
+    store.create(typical_state())
+    with pytest.raises(RuntimeError):
+        store.create(ClientState())
+    assert store.load("always") == typical_state()
+
+
+# -- Redis: several workers share sessions ----------------------------------------
+
+
+def worker_app(redis_url: str, prefix: str, **config: t.Any) -> Flask:
+    """One "worker": its own app and extension, as in a separate process."""
+    mcp = MCP(name="shared")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    app = Flask("worker")
+    app.config.update(
+        TESTING=True, MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=redis_url, MCP_CACHE_KEY_PREFIX=prefix, **config
+    )
+    mcp.init_app(app)
+    return app
+
+
+@pytest.fixture
+def prefix() -> str:
+    """A key prefix of its own per test, so tests never see each other's sessions."""
+    return f"flask_mcp_test:{uuid.uuid4().hex}:"
+
+
+@pytest.fixture
+def workers(redis_url: str, prefix: str) -> tuple[Flask, Flask]:
+    return worker_app(redis_url, prefix), worker_app(redis_url, prefix)
+
+
+def test_workers_share_sessions(workers: tuple[Flask, Flask], make_client: t.Callable[..., t.Any]) -> None:
+    """initialize on A, call on B; DELETE on B ends the session on A."""
+    a, b = make_client(workers[0]), make_client(workers[1])
+    a.initialize("2025-06-18")
+    b.session_id, b.protocol_version = a.session_id, a.protocol_version
+    assert b.call_tool("add", {"a": 20, "b": 22})["structuredContent"] == {"result": 42}
+    assert b.request("logging/setLevel", {"level": "error"}) == {}
+    with workers[0].app_context():
+        state = workers[0].extensions["mcp"].sessions.load(a.session_id)
+    assert (state.protocol_version, state.log_level) == ("2025-06-18", "error")
+    assert b.http.delete("/mcp", headers=b.headers()).status_code == 204
+    response = a.post({"jsonrpc": "2.0", "id": 5, "method": "ping"})
+    assert response.status_code == 404
+    assert response.get_json()["id"] == 5
+    assert a.http.delete("/mcp", headers=a.headers()).status_code == 404
+
+
+def test_redis_sessions_expire(
+    redis_url: str, prefix: str, workers: tuple[Flask, Flask], make_client: t.Callable[..., t.Any]
+) -> None:
+    """Every key the store writes to Redis carries a TTL no longer than MCP_SESSION_TTL."""
+    import redis
+
+    client = make_client(workers[0])
+    client.initialize()
+    assert client.request("logging/setLevel", {"level": "info"}) == {}
+    ttl = workers[0].config["MCP_SESSION_TTL"]
+    with redis.Redis.from_url(redis_url) as server:
+        keys = list(server.scan_iter(match=prefix + "*"))
+        assert keys
+        assert all(0 < server.ttl(key) <= ttl for key in keys)
+
+
+def _create_in_threads(app: Flask, count: int, threads: int) -> list[str]:
+    store = app.extensions["mcp"].sessions
+    barrier = threading.Barrier(threads)
+
+    def create(index: int) -> str:
+        with app.app_context():
+            if index < threads:
+                barrier.wait(timeout=30)
+            return t.cast(str, store.create(ClientState(client_info={"name": f"c{index}", "version": "1"})))
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        return list(pool.map(create, range(count)))
+
+
+def test_concurrent_creates_yield_unique_ids(workers: tuple[Flask, Flask]) -> None:
+    """Many sessions created at once from threads all get distinct, loadable ids."""
+    ids = _create_in_threads(workers[0], count=200, threads=16)
+    assert len(set(ids)) == len(ids)
+    with workers[1].app_context():
+        store = workers[1].extensions["mcp"].sessions
+        for index, session_id in enumerate(ids):
+            assert store.load(session_id).client_info["name"] == f"c{index}"
+
+
+def test_concurrent_collisions_have_one_winner(workers: tuple[Flask, Flask], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads that all draw the same id first: Redis add lets exactly one keep it."""
+    local = threading.local()
+
+    def token_urlsafe(nbytes: int) -> str:
+        if not getattr(local, "drawn", False):
+            local.drawn = True
+            return "contested-id"
+        return secrets.token_urlsafe(nbytes)
+
+    monkeypatch.setattr(sessions_module, "secrets", types.SimpleNamespace(token_urlsafe=token_urlsafe))
+    threads = 12
+    ids = _create_in_threads(workers[0], count=threads, threads=threads)
+    assert len(set(ids)) == threads
+    assert ids.count("contested-id") == 1
+    winner = ids.index("contested-id")
+    with workers[1].app_context():
+        state = workers[1].extensions["mcp"].sessions.load("contested-id")
+    assert state.client_info["name"] == f"c{winner}"
