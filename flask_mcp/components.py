@@ -10,14 +10,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import re
 import typing as t
 
 import marshmallow as ma
 from marshmallow import fields, validate
 
 from .content import Content, ToolResult
-from .hints import schema_from_dataclass, schema_from_signature
+from .hints import schema_from_dataclass
 from .json_schema import schema_to_json_schema
 from .uri_template import URITemplate
 
@@ -28,18 +27,12 @@ __all__ = [
     "ResourceTemplate",
     "SchemaLike",
     "Tool",
-    "build_prompt",
-    "build_resource",
-    "build_tool",
 ]
 
 #: A marshmallow schema class or instance, or a dict of field name to field.
 SchemaLike = t.Union[type[ma.Schema], ma.Schema, t.Mapping[str, fields.Field[t.Any]]]
 #: Completion source: a fixed list, or ``f(value, arguments) -> iterable of str``.
 Completer = t.Union[t.Sequence[str], t.Callable[[str, dict[str, str]], t.Iterable[str]]]
-
-# SEP-986 tool names: 1-128 characters, letters, digits, underscore, hyphen, dot.
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
 
 def as_schema(schema: SchemaLike, name: str) -> ma.Schema:
@@ -60,7 +53,7 @@ def normalize_icons(icons: t.Sequence[str | t.Mapping[str, t.Any]] | None) -> li
     return [{"src": icon} if isinstance(icon, str) else dict(icon) for icon in icons]
 
 
-def _describe(func: t.Callable[..., t.Any], description: str | None) -> str | None:
+def describe(func: t.Callable[..., t.Any], description: str | None) -> str | None:
     return description if description is not None else inspect.getdoc(func)
 
 
@@ -69,7 +62,7 @@ def _descriptor(**members: t.Any) -> dict[str, t.Any]:
     return {key: value for key, value in members.items() if value is not None}
 
 
-def _output_schema_from_hints(func: t.Callable[..., t.Any]) -> ma.Schema | None:
+def output_schema_from_hints(func: t.Callable[..., t.Any]) -> ma.Schema | None:
     """A return annotation that is a Schema subclass or a dataclass names the output schema."""
     try:
         hint = t.get_type_hints(func).get("return")
@@ -96,7 +89,7 @@ def _choices(schema: ma.Schema) -> dict[str, list[str]]:
     return found
 
 
-def _completers(schema: ma.Schema, explicit: t.Mapping[str, Completer] | None) -> dict[str, Completer]:
+def completers_for(schema: ma.Schema, explicit: t.Mapping[str, Completer] | None) -> dict[str, Completer]:
     unknown = set(explicit or ()) - set(schema.fields)
     if unknown:
         raise ValueError(f"completions given for unknown argument(s): {', '.join(sorted(unknown))}")
@@ -257,106 +250,3 @@ class Prompt:
     def load_arguments(self, arguments: dict[str, str]) -> dict[str, t.Any]:
         """Convert the string arguments by the hints; raises ``ValidationError``."""
         return t.cast(dict[str, t.Any], self.arguments_schema.load(arguments))
-
-
-def build_tool(
-    func: t.Callable[..., t.Any],
-    *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    input_schema: SchemaLike | None = None,
-    output_schema: SchemaLike | None = None,
-    annotations: t.Mapping[str, t.Any] | None = None,
-    icons: t.Sequence[str | t.Mapping[str, t.Any]] | None = None,
-    meta: t.Mapping[str, t.Any] | None = None,
-) -> Tool:
-    """Build a :class:`Tool` from a function and the decorator's keywords."""
-    name = name or func.__name__
-    if not _TOOL_NAME.match(name):
-        raise ValueError(f"invalid tool name {name!r}: use 1-128 letters, digits, '_', '-' or '.'")
-    schema_name = f"{name}_arguments"
-    loaded = as_schema(input_schema, schema_name) if input_schema is not None else None
-    return Tool(
-        func=func,
-        name=name,
-        input_schema=loaded or schema_from_signature(func, name=schema_name)(),
-        title=title,
-        description=_describe(func, description),
-        output_schema=(
-            as_schema(output_schema, f"{name}_result") if output_schema is not None else _output_schema_from_hints(func)
-        ),
-        annotations=dict(annotations) if annotations else None,
-        icons=normalize_icons(icons),
-        meta=dict(meta) if meta else None,
-    )
-
-
-def build_prompt(
-    func: t.Callable[..., t.Any],
-    *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    completions: t.Mapping[str, Completer] | None = None,
-    icons: t.Sequence[str | t.Mapping[str, t.Any]] | None = None,
-    meta: t.Mapping[str, t.Any] | None = None,
-) -> Prompt:
-    """Build a :class:`Prompt` from a function; arguments come from its signature."""
-    name = name or func.__name__
-    schema = schema_from_signature(func, name=f"{name}_arguments", strict=False)()
-    return Prompt(
-        func=func,
-        name=name,
-        arguments_schema=schema,
-        completers=_completers(schema, completions),
-        title=title,
-        description=_describe(func, description),
-        icons=normalize_icons(icons),
-        meta=dict(meta) if meta else None,
-    )
-
-
-def build_resource(
-    func: t.Callable[..., t.Any],
-    uri: str,
-    *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    mime_type: str | None = None,
-    size: int | None = None,
-    annotations: t.Mapping[str, t.Any] | None = None,
-    icons: t.Sequence[str | t.Mapping[str, t.Any]] | None = None,
-    meta: t.Mapping[str, t.Any] | None = None,
-    output_schema: SchemaLike | None = None,
-    completions: t.Mapping[str, Completer] | None = None,
-) -> Resource | ResourceTemplate:
-    """Build a static :class:`Resource`, or a :class:`ResourceTemplate` when *uri* has variables."""
-    name = name or func.__name__
-    common = dict(
-        func=func,
-        name=name,
-        title=title,
-        description=_describe(func, description),
-        mime_type=mime_type,
-        annotations=dict(annotations) if annotations else None,
-        icons=normalize_icons(icons),
-        meta=dict(meta) if meta else None,
-        output_schema=as_schema(output_schema, f"{name}_contents") if output_schema is not None else None,
-    )
-    template = URITemplate(uri)
-    if not template.variables:
-        if completions:
-            raise ValueError(f"resource {uri!r} has no variables to complete")
-        return Resource(uri=uri, size=size, **common)  # type: ignore[arg-type]
-    ResourceTemplate.check_signature(func, template)
-    # Variables without a parameter of their own go to **kwargs, hence INCLUDE.
-    variables = schema_from_signature(func, name=f"{name}_variables", only=template.variables, strict=False)
-    schema = variables(unknown=ma.INCLUDE)
-    return ResourceTemplate(
-        template=template,
-        variables_schema=schema,
-        completers=_completers(schema, completions),
-        **common,  # type: ignore[arg-type]
-    )

@@ -12,19 +12,17 @@ from flask_caching import Cache
 from flask_caching.backends import NullCache
 from werkzeug.exceptions import HTTPException
 
-from .components import (
-    Completer,
-    Prompt,
-    Resource,
-    ResourceTemplate,
-    SchemaLike,
-    Tool,
+from .components import Prompt, Resource, ResourceTemplate, Tool
+from .config import Settings
+from .jsonrpc import INTERNAL_ERROR
+from .registration import (
+    PromptOptions,
+    ResourceOptions,
+    ToolOptions,
     build_prompt,
     build_resource,
     build_tool,
 )
-from .config import Settings
-from .jsonrpc import INTERNAL_ERROR
 from .registry import Registry
 from .server import Server
 from .sessions import SessionStore
@@ -35,7 +33,6 @@ __all__ = ["MCP", "MCPState"]
 logger = logging.getLogger("flask_mcp")
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
-Icons = t.Sequence[t.Union[str, t.Mapping[str, t.Any]]]
 
 
 @dataclasses.dataclass
@@ -178,117 +175,37 @@ class MCP:
     def tool(self, func: F, /) -> F: ...
 
     @t.overload
-    def tool(
-        self,
-        func: None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: SchemaLike | None = None,
-        output_schema: SchemaLike | None = None,
-        annotations: t.Mapping[str, t.Any] | None = None,
-        icons: Icons | None = None,
-        meta: t.Mapping[str, t.Any] | None = None,
-    ) -> t.Callable[[F], F]: ...
+    def tool(self, func: None = None, /, **options: t.Unpack[ToolOptions]) -> t.Callable[[F], F]: ...
 
-    def tool(
-        self,
-        func: F | None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: SchemaLike | None = None,
-        output_schema: SchemaLike | None = None,
-        annotations: t.Mapping[str, t.Any] | None = None,
-        icons: Icons | None = None,
-        meta: t.Mapping[str, t.Any] | None = None,
-    ) -> F | t.Callable[[F], F]:
+    def tool(self, func: F | None = None, /, **options: t.Unpack[ToolOptions]) -> F | t.Callable[[F], F]:
         """Register a function as a tool; usable as ``@mcp.tool`` or ``@mcp.tool(...)``.
 
-        The function runs inside the Flask request context with the validated
-        arguments as keyword arguments.
-
-        :param name: tool name; defaults to the function name.
-        :param title: human-readable display name.
-        :param description: defaults to the docstring.
-        :param input_schema: marshmallow schema of the arguments; defaults to
-            one built from the type hints (parameters with defaults are optional).
-        :param output_schema: marshmallow schema the result is dumped through,
-            advertised as ``outputSchema``; a return annotation that is a
-            Schema subclass or a dataclass works too.
-        :param annotations: ``ToolAnnotations`` hints such as ``{"readOnlyHint": True}``.
-        :param icons: icon URLs or ``Icon`` dicts.
-        :param meta: ``_meta`` of the tool descriptor.
+        The function runs inside the Flask request context with the
+        validated arguments as keyword arguments. Without ``input_schema``
+        the arguments come from the type hints (parameters with defaults are
+        optional); a return annotation that is a Schema subclass or a
+        dataclass names the output schema. The keywords are those of
+        :class:`~flask_mcp.registration.ToolOptions`.
         """
 
         def register(f: F) -> F:
-            self.registry.add_tool(
-                build_tool(
-                    f,
-                    name=name,
-                    title=title,
-                    description=description,
-                    input_schema=input_schema,
-                    output_schema=output_schema,
-                    annotations=annotations,
-                    icons=icons,
-                    meta=meta,
-                )
-            )
+            self.registry.add_tool(build_tool(f, **options))
             return f
 
         return register(func) if func is not None else register
 
-    def resource(
-        self,
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        size: int | None = None,
-        annotations: t.Mapping[str, t.Any] | None = None,
-        icons: Icons | None = None,
-        meta: t.Mapping[str, t.Any] | None = None,
-        output_schema: SchemaLike | None = None,
-        completions: t.Mapping[str, Completer] | None = None,
-    ) -> t.Callable[[F], F]:
+    def resource(self, uri: str, **options: t.Unpack[ResourceOptions]) -> t.Callable[[F], F]:
         """Register a resource at *uri*, or a resource template when *uri* has ``{variables}``.
 
         Template variables (RFC 6570 level 1) arrive as keyword arguments,
         converted by the parameters' type hints. The return value becomes the
         contents: ``str`` as text, ``bytes`` as a base64 blob, ``dict``/``list``
-        as JSON.
-
-        :param mime_type: ``mimeType`` of the contents.
-        :param size: size in bytes, if known (static resources only).
-        :param output_schema: marshmallow schema the return value is dumped through.
-        :param completions: per template variable, a list of values or a
-            callable ``(value, arguments) -> values`` for ``completion/complete``.
+        as JSON. The keywords are those of
+        :class:`~flask_mcp.registration.ResourceOptions`.
         """
 
         def register(f: F) -> F:
-            self.registry.add_resource(
-                build_resource(
-                    f,
-                    uri,
-                    name=name,
-                    title=title,
-                    description=description,
-                    mime_type=mime_type,
-                    size=size,
-                    annotations=annotations,
-                    icons=icons,
-                    meta=meta,
-                    output_schema=output_schema,
-                    completions=completions,
-                )
-            )
+            self.registry.add_resource(build_resource(f, uri, **options))
             return f
 
         return register
@@ -297,48 +214,20 @@ class MCP:
     def prompt(self, func: F, /) -> F: ...
 
     @t.overload
-    def prompt(
-        self,
-        func: None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        completions: t.Mapping[str, Completer] | None = None,
-        icons: Icons | None = None,
-        meta: t.Mapping[str, t.Any] | None = None,
-    ) -> t.Callable[[F], F]: ...
+    def prompt(self, func: None = None, /, **options: t.Unpack[PromptOptions]) -> t.Callable[[F], F]: ...
 
-    def prompt(
-        self,
-        func: F | None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        completions: t.Mapping[str, Completer] | None = None,
-        icons: Icons | None = None,
-        meta: t.Mapping[str, t.Any] | None = None,
-    ) -> F | t.Callable[[F], F]:
+    def prompt(self, func: F | None = None, /, **options: t.Unpack[PromptOptions]) -> F | t.Callable[[F], F]:
         """Register a prompt; usable as ``@mcp.prompt`` or ``@mcp.prompt(...)``.
 
         Arguments come from the signature (parameters without a default are
         required); ``Annotated[str, "description"]`` documents one. Return a
-        string for one user message, or a list of messages.
-
-        :param completions: per argument, a list of values or a callable
-            ``(value, arguments) -> values``; ``Literal`` and ``Enum`` hints
-            complete from their choices without it.
+        string for one user message, or a list of messages. ``Literal`` and
+        ``Enum`` hints complete from their choices. The keywords are those of
+        :class:`~flask_mcp.registration.PromptOptions`.
         """
 
         def register(f: F) -> F:
-            self.registry.add_prompt(
-                build_prompt(
-                    f, name=name, title=title, description=description, completions=completions, icons=icons, meta=meta
-                )
-            )
+            self.registry.add_prompt(build_prompt(f, **options))
             return f
 
         return register(func) if func is not None else register

@@ -207,3 +207,17 @@ def test_error_masking_follows_debug_unless_configured(
     client.initialize()
     text = client.call_tool("crash")["content"][0]["text"]
     assert ("internal-key" in text) is not masked
+
+
+@pytest.mark.parametrize(
+    "register",
+    [
+        lambda mcp: mcp.tool(nmae="typo"),
+        lambda mcp: mcp.prompt(nmae="typo"),
+        lambda mcp: mcp.resource("x://a", nmae="typo"),
+    ],
+    ids=["tool", "prompt", "resource"],
+)
+def test_unknown_decorator_keywords_are_refused(mcp: MCP, register: t.Callable[[MCP], t.Any]) -> None:
+    with pytest.raises(TypeError, match="unexpected keyword argument.*nmae"):
+        register(mcp)(lambda: "x")

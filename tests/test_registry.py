@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flask_mcp.components import build_prompt, build_resource, build_tool
+from flask_mcp.registration import build_prompt, build_resource, build_tool
 from flask_mcp.registry import InvalidCursor, Registry, decode_cursor, encode_cursor
 
 

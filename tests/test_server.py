@@ -9,8 +9,8 @@ import pytest
 from marshmallow import Schema, fields
 
 from flask_mcp import ToolError, jsonrpc
-from flask_mcp.components import build_prompt, build_resource, build_tool
 from flask_mcp.errors import MASKED_MESSAGE
+from flask_mcp.registration import build_prompt, build_resource, build_tool
 from flask_mcp.registry import Registry
 from flask_mcp.server import ClientState, Server
 from flask_mcp.versions import SUPPORTED_PROTOCOL_VERSIONS
