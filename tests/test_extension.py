@@ -219,5 +219,5 @@ def test_error_masking_follows_debug_unless_configured(
     ids=["tool", "prompt", "resource"],
 )
 def test_unknown_decorator_keywords_are_refused(mcp: MCP, register: t.Callable[[MCP], t.Any]) -> None:
-    with pytest.raises(TypeError, match="unexpected keyword argument.*nmae"):
+    with pytest.raises(TypeError, match=r"unexpected keyword argument.*nmae"):
         register(mcp)(lambda: "x")
