@@ -1,0 +1,57 @@
+"""MCP_* settings read from app.config."""
+
+from __future__ import annotations
+
+import pytest
+from flask import Flask
+
+from flask_mcp.config import Settings
+
+
+def settings(**config: object) -> Settings:
+    app = Flask(__name__)
+    app.config.update(config)
+    return Settings.from_app(app)
+
+
+def test_defaults() -> None:
+    result = settings()
+    assert (result.url_prefix, result.page_size, result.stateless) == ("/mcp", 100, False)
+    assert result.max_content_length == 4 * 1024 * 1024
+    assert result.allowed_origins == () and result.allowed_hosts is None and result.mask_errors is None
+    assert result.cache_config == {
+        "CACHE_TYPE": "SimpleCache",
+        "CACHE_KEY_PREFIX": "flask_mcp:",
+        "CACHE_THRESHOLD": 10000,
+    }
+
+
+def test_cache_keys_are_passed_on_without_their_prefix() -> None:
+    result = settings(MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL="redis://x:1/0", CACHE_TYPE="NullCache")
+    assert result.cache_config["CACHE_TYPE"] == "RedisCache"
+    assert result.cache_config["CACHE_REDIS_URL"] == "redis://x:1/0"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("https://a.example, https://b.example", ("https://a.example", "https://b.example")), (["x"], ("x",)), ("", ())],
+)
+def test_origins_accept_lists_and_comma_separated_strings(value: object, expected: tuple[str, ...]) -> None:
+    assert settings(MCP_ALLOWED_ORIGINS=value).allowed_origins == expected
+
+
+@pytest.mark.parametrize("page_size", [0, -1, "10", 2.5])
+def test_invalid_page_size_is_refused(page_size: object) -> None:
+    with pytest.raises(ValueError, match="MCP_PAGE_SIZE"):
+        settings(MCP_PAGE_SIZE=page_size)
+
+
+def test_page_size_none_disables_pagination() -> None:
+    assert settings(MCP_PAGE_SIZE=None).page_size is None
+
+
+def test_user_values_are_kept() -> None:
+    app = Flask(__name__)
+    app.config["MCP_SESSION_TTL"] = 60
+    Settings.from_app(app)
+    assert app.config["MCP_SESSION_TTL"] == 60 and app.config["MCP_STATELESS"] is False
