@@ -111,13 +111,12 @@ def _read_body(state: MCPState) -> bytes:
     if request.mimetype != "application/json":
         raise _Reject(error_response(415, "Unsupported Media Type: Content-Type must be application/json"))
     limit = state.settings.max_content_length
-    too_large = error_response(413, f"Payload Too Large: the limit is {limit} bytes")
-    if request.content_length is not None and request.content_length > limit:
-        raise _Reject(too_large)
-    # A chunked body has no Content-Length: read one byte past the limit to tell.
-    body = request.stream.read(limit + 1)
-    if len(body) > limit:
-        raise _Reject(too_large)
+    body = b""
+    if request.content_length is None or request.content_length <= limit:
+        # A chunked body has no Content-Length: read one byte past the limit to tell.
+        body = request.stream.read(limit + 1)
+    if len(body) > limit or (request.content_length or 0) > limit:
+        raise _Reject(error_response(413, f"Payload Too Large: the limit is {limit} bytes"))
     return body
 
 
