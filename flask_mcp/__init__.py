@@ -12,7 +12,7 @@ from .content import (
     TextContent,
     ToolResult,
 )
-from .errors import ToolError
+from .errors import NotFoundError, ToolError
 from .extension import MCP
 from .jsonrpc import MCPError
 from .versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
@@ -28,6 +28,7 @@ __all__ = [
     "EmbeddedResource",
     "ImageContent",
     "MCPError",
+    "NotFoundError",
     "PromptMessage",
     "ResourceLink",
     "TextContent",

@@ -5,9 +5,8 @@ from __future__ import annotations
 import typing as t
 
 import marshmallow as ma
-from werkzeug.exceptions import HTTPException
 
-__all__ = ["ToolError", "describe_exception", "describe_validation_error", "is_expected"]
+__all__ = ["NotFoundError", "ToolError", "describe_exception", "describe_validation_error", "is_expected"]
 
 #: Shown instead of the exception text when details are masked.
 MASKED_MESSAGE = "the tool failed unexpectedly (details are in the server log)"
@@ -22,6 +21,15 @@ class ToolError(Exception):
         def withdraw(amount: int) -> str:
             if amount > balance():
                 raise ToolError("insufficient funds")
+    """
+
+
+class NotFoundError(ToolError):
+    """Raise when the requested thing does not exist.
+
+    From a resource handler it becomes the MCP error -32002 (resource not
+    found); from a tool, an error result like any :class:`ToolError`.
+    ``flask.abort(404)`` in a handler is turned into this exception.
     """
 
 
@@ -45,23 +53,20 @@ def describe_validation_error(error: ma.ValidationError) -> str:
 
 def is_expected(exc: BaseException) -> bool:
     """Whether *exc* is a failure the handler meant to report, rather than a bug."""
-    return isinstance(exc, (ToolError, ma.ValidationError, HTTPException))
+    return isinstance(exc, (ToolError, ma.ValidationError))
 
 
 def describe_exception(exc: BaseException, *, expose: bool) -> str:
     """The message sent to the client for an exception raised by a handler.
 
-    :class:`ToolError`, marshmallow validation errors and HTTP errors raised
-    with :func:`flask.abort` carry messages meant for the caller; anything
-    else is a bug whose text may hold internal detail, so it is only shown
-    when *expose* is true.
+    :class:`ToolError` and marshmallow validation errors carry messages meant
+    for the caller; anything else is a bug whose text may hold internal
+    detail, so it is only shown when *expose* is true.
     """
     if isinstance(exc, ToolError):
         return str(exc)
     if isinstance(exc, ma.ValidationError):
         return describe_validation_error(exc)
-    if isinstance(exc, HTTPException):
-        return f"{exc.code} {exc.name}: {exc.description}" if exc.description else f"{exc.code} {exc.name}"
     if expose:
         return f"{type(exc).__name__}: {exc}"
     return MASKED_MESSAGE

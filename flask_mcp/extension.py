@@ -14,6 +14,7 @@ from werkzeug.exceptions import HTTPException
 
 from .components import Prompt, Resource, ResourceTemplate, Tool
 from .config import Settings
+from .errors import NotFoundError, ToolError
 from .jsonrpc import INTERNAL_ERROR
 from .registration import (
     PromptOptions,
@@ -55,7 +56,14 @@ def _app_is_debug() -> bool:
 
 def _invoke_in_app(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.Any:
     # ensure_sync runs ``async def`` handlers the way Flask runs async views.
-    return current_app.ensure_sync(func)(**kwargs)
+    try:
+        return current_app.ensure_sync(func)(**kwargs)
+    except HTTPException as exc:
+        # flask.abort() in a handler: a failure meant for the caller, in the
+        # protocol core's own terms (it knows nothing of HTTP).
+        error = NotFoundError if exc.code == 404 else ToolError
+        detail = f"{exc.code} {exc.name}: {exc.description}" if exc.description else f"{exc.code} {exc.name}"
+        raise error(detail) from exc
 
 
 class MCP:

@@ -17,6 +17,7 @@ import logging
 import typing as t
 
 from . import jsonrpc
+from .errors import describe_exception, is_expected
 from .jsonrpc import MCPError
 from .methods import HANDLERS, NOTIFICATION_HANDLERS
 from .registry import Registry
@@ -195,6 +196,11 @@ class Server:
         except MCPError as exc:
             return jsonrpc.failure(message.id, exc)
         except Exception as exc:
+            if is_expected(exc):
+                # A ToolError (or abort()) from a resource or prompt handler: its message is for the client.
+                return jsonrpc.failure(
+                    message.id, MCPError(jsonrpc.INTERNAL_ERROR, describe_exception(exc, expose=False))
+                )
             logger.exception("MCP method %r failed", message.method)
             return jsonrpc.failure(message.id, self.internal_error(exc))
 

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import marshmallow as ma
 import pytest
-from werkzeug.exceptions import Forbidden, NotFound
+from werkzeug.exceptions import NotFound
 
-from flask_mcp.errors import MASKED_MESSAGE, ToolError, describe_exception, describe_validation_error, is_expected
+from flask_mcp.errors import (
+    MASKED_MESSAGE,
+    NotFoundError,
+    ToolError,
+    describe_exception,
+    describe_validation_error,
+    is_expected,
+)
 
 
 class Inner(ma.Schema):
@@ -41,8 +48,7 @@ def test_schema_level_messages_have_no_field() -> None:
     [
         (ToolError("insufficient funds"), False, "insufficient funds"),
         (ma.ValidationError({"a": ["bad"]}), False, "a: bad"),
-        (NotFound("no such order"), False, "404 Not Found: no such order"),
-        (Forbidden(), False, f"403 Forbidden: {Forbidden.description}"),
+        (NotFoundError("no such order"), False, "no such order"),
         (RuntimeError("db password=x"), False, MASKED_MESSAGE),
         (RuntimeError("db password=x"), True, "RuntimeError: db password=x"),
     ],
@@ -52,5 +58,5 @@ def test_describe_exception(exc: BaseException, expose: bool, expected: str) -> 
 
 
 def test_expected_failures() -> None:
-    assert is_expected(ToolError("x")) and is_expected(NotFound())
-    assert not is_expected(KeyError("x"))
+    assert is_expected(ToolError("x")) and is_expected(NotFoundError("x"))
+    assert not is_expected(KeyError("x")) and not is_expected(NotFound())

@@ -6,7 +6,7 @@ import asyncio
 import typing as t
 
 import pytest
-from flask import Flask, current_app, g, request
+from flask import Flask, abort, current_app, g, request
 from marshmallow import Schema, fields
 
 from flask_mcp import MCP
@@ -221,3 +221,21 @@ def test_error_masking_follows_debug_unless_configured(
 def test_unknown_decorator_keywords_are_refused(mcp: MCP, register: t.Callable[[MCP], t.Any]) -> None:
     with pytest.raises(TypeError, match=r"unexpected keyword argument.*nmae"):
         register(mcp)(lambda: "x")
+
+
+def test_abort_in_handlers_reaches_the_client(mcp: MCP, make_app, make_client) -> None:
+    @mcp.tool
+    def guarded() -> None:
+        abort(403, "members only")
+
+    @mcp.resource("orders://{order_id}")
+    def order(order_id: str) -> str:
+        abort(404)
+
+    client = make_client(make_app(mcp))
+    client.initialize()
+    result = client.call_tool("guarded")
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "Error executing tool: 403 Forbidden: members only"
+    error = client.error("resources/read", {"uri": "orders://7"})
+    assert (error["code"], error["data"]) == (-32002, {"uri": "orders://7"})

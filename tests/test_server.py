@@ -227,3 +227,14 @@ def test_initialize_refuses_oversized_client_state() -> None:
     error = request(build_server(), "initialize", params, state)["error"]
     assert error["code"] == jsonrpc.INVALID_PARAMS and "exceed" in error["message"]
     assert not state.changed
+
+
+def test_tool_errors_from_resources_keep_their_message() -> None:
+    server = build_server()
+
+    def locked() -> str:
+        raise ToolError("locked until noon")
+
+    server.registry.add_resource(build_resource(locked, "x://locked"))
+    error = request(server, "resources/read", {"uri": "x://locked"})["error"]
+    assert error == {"code": jsonrpc.INTERNAL_ERROR, "message": "locked until noon"}

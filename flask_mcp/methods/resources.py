@@ -6,10 +6,9 @@ import logging
 import typing as t
 
 import marshmallow as ma
-from werkzeug.exceptions import NotFound
 
 from ..components import ResourceTemplate
-from ..errors import describe_validation_error
+from ..errors import NotFoundError, describe_validation_error
 from ..jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
 from ..results import resource_contents
 from . import request
@@ -42,9 +41,9 @@ def list_templates(call: Call) -> dict[str, t.Any]:
 def read_resource(call: Call) -> dict[str, t.Any]:
     """Read a static resource, or the first template that matches the URI.
 
-    A handler signals a missing item with :func:`flask.abort` (404) or by
-    raising :class:`~flask_mcp.MCPError` itself; both reach the client as
-    -32002 with the URI in ``data``.
+    A handler signals a missing item by raising
+    :class:`~flask_mcp.NotFoundError` (``flask.abort(404)`` does that too);
+    the client gets -32002 with the URI in ``data``.
     """
     uri = call.param("uri", str)
     found = call.server.registry.find_resource(uri)
@@ -59,6 +58,6 @@ def read_resource(call: Call) -> dict[str, t.Any]:
             raise MCPError(INVALID_PARAMS, f"Invalid params: {describe_validation_error(exc)}", {"uri": uri}) from None
     try:
         value = call.server.invoke(resource.func, kwargs)
-    except NotFound:
+    except NotFoundError:
         raise not_found(uri) from None
     return {"contents": resource_contents(value, uri, resource.mime_type, resource.output_schema)}
