@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 import logging
 import typing as t
 
@@ -27,7 +29,7 @@ from .registration import (
 from .registry import Registry
 from .server import Server
 from .sessions import SessionStore
-from .transport.http import ROUTED_METHODS, endpoint, error_response, reject_unrouted_method
+from .transport.http import endpoint, error_response
 
 __all__ = ["MCP", "MCPState"]
 
@@ -45,8 +47,6 @@ class MCPState:
     server: Server
     #: ``None`` when ``MCP_STATELESS`` is set.
     sessions: SessionStore | None
-    #: URL paths the endpoint is registered at.
-    paths: set[str] = dataclasses.field(default_factory=set)
 
 
 def _app_is_debug() -> bool:
@@ -54,10 +54,18 @@ def _app_is_debug() -> bool:
     return bool(current_app.debug)
 
 
+@functools.lru_cache(maxsize=4096)
+def _is_async(func: t.Callable[..., t.Any]) -> bool:
+    return inspect.iscoroutinefunction(func)
+
+
 def _invoke_in_app(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.Any:
-    # ensure_sync runs ``async def`` handlers the way Flask runs async views.
+    # ensure_sync runs ``async def`` handlers the way Flask runs async views;
+    # plain functions are called directly, which is what it would do anyway.
     try:
-        return current_app.ensure_sync(func)(**kwargs)
+        if _is_async(func):
+            return current_app.ensure_sync(func)(**kwargs)
+        return func(**kwargs)
     except HTTPException as exc:
         # flask.abort() in a handler: a failure meant for the caller, in the
         # protocol core's own terms (it knows nothing of HTTP).
@@ -113,10 +121,8 @@ class MCP:
         #: The blueprint serving the endpoint. :meth:`init_app` registers it,
         #: or register it yourself: ``app.register_blueprint(mcp.blueprint)``.
         self.blueprint = Blueprint(blueprint_name, __name__, url_prefix="/mcp")
-        self.blueprint.add_url_rule("", "endpoint", endpoint, methods=ROUTED_METHODS, provide_automatic_options=False)
         self.blueprint.record(self._on_register)
         self.blueprint.register_error_handler(Exception, self._handle_exception)
-        self.blueprint.before_app_request(reject_unrouted_method)
         if app is not None:
             self.init_app(app)
 
@@ -130,7 +136,16 @@ class MCP:
     def _on_register(self, setup_state: BlueprintSetupState) -> None:
         app = t.cast(Flask, setup_state.app)
         self._setup(app)
-        app.extensions["mcp"].paths.add(setup_state.url_prefix or "/")
+        # The rule takes every HTTP method (methods=None), so the view answers
+        # PUT, TRACE and the like with a JSON 405 itself instead of werkzeug's
+        # HTML page; Blueprint.add_url_rule cannot express "any method".
+        name = f"{setup_state.name_prefix}.{setup_state.name}.endpoint".lstrip(".")
+        app.url_map.add(
+            app.url_rule_class(
+                setup_state.url_prefix or "/", endpoint=name, methods=None, subdomain=setup_state.subdomain
+            )
+        )
+        app.view_functions[name] = endpoint
 
     def _setup(self, app: Flask) -> None:
         existing = app.extensions.get("mcp")

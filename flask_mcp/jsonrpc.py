@@ -142,17 +142,6 @@ def encode(value: t.Any) -> bytes:
         return _ascii_encoder.encode(value).encode()
 
 
-def to_jsonable(value: t.Any) -> t.Any:
-    """Return *value* with every non-JSON type converted, as :func:`dumps` would.
-
-    Raises ``ValueError`` for ``NaN``/``Infinity`` and ``TypeError`` for
-    values that have no JSON form.
-    """
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    return json.loads(dumps(value))
-
-
 def parse_message(payload: t.Any) -> Message:
     """Validate a decoded JSON value as one JSON-RPC message.
 

@@ -60,8 +60,10 @@ def tool_result(value: t.Any, output_schema: ma.Schema | None = None) -> dict[st
     value = _plain(value)
     if isinstance(value, str):
         return {"content": [{"type": "text", "text": value}]}
-    structured = jsonrpc.to_jsonable(value if isinstance(value, dict) else {"result": value})
-    text = jsonrpc.dumps(structured if isinstance(value, dict) else structured["result"])
+    # Encoding the text checks the value once (NaN, unknown types); the
+    # structured copy is encoded by the same rules with the response.
+    text = jsonrpc.dumps(value)
+    structured = value if isinstance(value, dict) else {"result": value}
     return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
 
 

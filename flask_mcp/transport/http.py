@@ -20,18 +20,22 @@ from ..versions import DEFAULT_NEGOTIATED_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from .guard import host_allowed, origin_allowed
 
 if t.TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+
     from ..extension import MCPState
 
-__all__ = ["SESSION_HEADER", "VERSION_HEADER", "endpoint", "error_response", "reject_unrouted_method"]
+__all__ = ["SESSION_HEADER", "VERSION_HEADER", "endpoint", "error_response"]
 
 logger = logging.getLogger("flask_mcp")
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
+# The same headers as WSGI environ keys.
+_SESSION_KEY = "HTTP_MCP_SESSION_ID"
+_VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
+JSON_CONTENT_TYPE = "application/json"
 #: Not a reserved JSON-RPC code: the session is unknown, expired or deleted.
 SESSION_NOT_FOUND = -32001
-#: Methods the endpoint routes (GET only to answer 405 until streams exist).
-ROUTED_METHODS = ["GET", "POST", "DELETE", "OPTIONS"]
 
 
 class _Reject(Exception):
@@ -42,7 +46,7 @@ class _Reject(Exception):
 
 
 def _json(payload: t.Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(jsonrpc.encode(payload), status=status, headers=headers, mimetype="application/json")
+    return Response(jsonrpc.encode(payload), status=status, headers=headers, content_type=JSON_CONTENT_TYPE)
 
 
 def error_response(
@@ -60,30 +64,21 @@ def error_response(
 def endpoint() -> Response:
     """The view function behind the MCP URL."""
     state: MCPState = current_app.extensions["mcp"]
+    # Headers are read straight from the WSGI environ: on the hot path this
+    # is measurably cheaper than going through ``request`` for each one.
+    environ = request.environ
+    method = environ["REQUEST_METHOD"]
     try:
-        _check_origin_and_host(state)
-        if request.method == "POST":
-            return _post(state)
-        if request.method == "DELETE" and not state.settings.stateless:
-            return _delete(state)
-        if request.method == "OPTIONS":
+        _check_origin_and_host(state, environ)
+        if method == "POST":
+            return _post(state, environ)
+        if method == "DELETE" and not state.settings.stateless:
+            return _delete(state, environ)
+        if method == "OPTIONS":
             return Response(status=204, headers={"Allow": _allowed(state)})
     except _Reject as reject:
         return reject.response
     return _method_not_allowed(state)
-
-
-def reject_unrouted_method() -> Response | None:
-    """Answer methods the URL map does not route (PUT, TRACE, ...) with a JSON 405.
-
-    Registered with ``before_app_request``: Flask raises routing errors only
-    after the before-request functions, and outside any blueprint, so this is
-    the one place that can keep werkzeug's HTML page away from MCP clients.
-    """
-    state: MCPState | None = current_app.extensions.get("mcp")
-    if state is not None and request.routing_exception is not None and request.path in state.paths:
-        return _method_not_allowed(state)
-    return None
 
 
 def _allowed(state: MCPState) -> str:
@@ -95,33 +90,49 @@ def _method_not_allowed(state: MCPState) -> Response:
     return error_response(405, f"Method Not Allowed: {request.method} (allowed: {allow})", headers={"Allow": allow})
 
 
-def _check_origin_and_host(state: MCPState) -> None:
+def _check_origin_and_host(state: MCPState, environ: WSGIEnvironment) -> None:
     settings = state.settings
-    host = request.host
-    if not host_allowed(host, request.environ.get("SERVER_NAME", ""), settings.allowed_hosts):
+    host = environ.get("HTTP_HOST") or environ.get("SERVER_NAME", "")
+    if not host_allowed(host, environ.get("SERVER_NAME", ""), settings.allowed_hosts):
         raise _Reject(error_response(403, f"Forbidden: host {host!r} is not allowed"))
-    origin = request.headers.get("Origin")
-    if origin is not None and not origin_allowed(origin, f"{request.scheme}://{host}", settings.allowed_origins):
+    origin = environ.get("HTTP_ORIGIN")
+    if origin is not None and not origin_allowed(
+        origin, f"{environ['wsgi.url_scheme']}://{host}", settings.allowed_origins
+    ):
         raise _Reject(error_response(403, f"Forbidden: origin {origin!r} is not allowed"))
 
 
-def _read_body(state: MCPState) -> bytes:
-    if request.headers.get("Accept") and request.accept_mimetypes.quality("application/json") <= 0:
+def _accepts_json(accept: str) -> bool:
+    # The common values are decided by a substring test; anything with
+    # quality parameters gets werkzeug's full parse.
+    if ";" not in accept and ("application/json" in accept or "*/*" in accept or "application/*" in accept):
+        return True
+    return request.accept_mimetypes.quality("application/json") > 0
+
+
+def _read_body(state: MCPState, environ: WSGIEnvironment) -> bytes:
+    accept = environ.get("HTTP_ACCEPT")
+    if accept and not _accepts_json(accept):
         raise _Reject(error_response(406, "Not Acceptable: the client must accept application/json"))
-    if request.mimetype != "application/json":
+    if environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower() != "application/json":
         raise _Reject(error_response(415, "Unsupported Media Type: Content-Type must be application/json"))
     limit = state.settings.max_content_length
+    length = request.content_length
+    if length is not None and length <= limit:
+        # The common case: read exactly the announced body, skipping the
+        # stream wrapper werkzeug would build around it.
+        return t.cast(bytes, environ["wsgi.input"].read(length))
     body = b""
-    if request.content_length is None or request.content_length <= limit:
+    if length is None:
         # A chunked body has no Content-Length: read one byte past the limit to tell.
         body = request.stream.read(limit + 1)
-    if len(body) > limit or (request.content_length or 0) > limit:
+    if len(body) > limit or (length or 0) > limit:
         raise _Reject(error_response(413, f"Payload Too Large: the limit is {limit} bytes"))
     return body
 
 
-def _post(state: MCPState) -> Response:
-    body = _read_body(state)
+def _post(state: MCPState, environ: WSGIEnvironment) -> Response:
+    body = _read_body(state, environ)
     payload: t.Any = None
     try:
         payload = jsonrpc.loads(body)
@@ -130,7 +141,7 @@ def _post(state: MCPState) -> Response:
         return _json(jsonrpc.failure(jsonrpc.request_id_of(payload), exc), 400)
     msg_id = message.id if not isinstance(message, jsonrpc.Notification) else None
     try:
-        return _dispatch(state, message, msg_id)
+        return _dispatch(state, environ, message, msg_id)
     except _Reject:
         raise
     except Exception as exc:
@@ -140,8 +151,10 @@ def _post(state: MCPState) -> Response:
         return error_response(500, error.message, error.code, msg_id, error.data)
 
 
-def _dispatch(state: MCPState, message: jsonrpc.Message, msg_id: jsonrpc.RequestId | None) -> Response:
-    version = request.headers.get(VERSION_HEADER)
+def _dispatch(
+    state: MCPState, environ: WSGIEnvironment, message: jsonrpc.Message, msg_id: jsonrpc.RequestId | None
+) -> Response:
+    version = environ.get(_VERSION_KEY)
     if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
         return error_response(
             400,
@@ -155,13 +168,13 @@ def _dispatch(state: MCPState, message: jsonrpc.Message, msg_id: jsonrpc.Request
     if state.settings.stateless:
         client = ClientState(protocol_version=version or DEFAULT_NEGOTIATED_VERSION)
     else:
-        session_id, client = _session(state, msg_id)
+        session_id, client = _session(state, environ, msg_id)
     response = state.server.handle(message, client)
     if client.changed and session_id is not None:
         state.sessions.save(session_id, client)  # type: ignore[union-attr]
     if response is None:
         return Response(status=202)
-    return Response(state.server.serialize(response), mimetype="application/json")
+    return Response(state.server.serialize(response), content_type=JSON_CONTENT_TYPE)
 
 
 def _initialize(state: MCPState, message: jsonrpc.Request) -> Response:
@@ -172,11 +185,11 @@ def _initialize(state: MCPState, message: jsonrpc.Request) -> Response:
     headers = {}
     if "result" in response and state.sessions is not None:
         headers[SESSION_HEADER] = state.sessions.create(client)
-    return Response(state.server.serialize(response), headers=headers, mimetype="application/json")
+    return Response(state.server.serialize(response), headers=headers, content_type=JSON_CONTENT_TYPE)
 
 
-def _session(state: MCPState, msg_id: jsonrpc.RequestId | None) -> tuple[str, ClientState]:
-    session_id = request.headers.get(SESSION_HEADER)
+def _session(state: MCPState, environ: WSGIEnvironment, msg_id: jsonrpc.RequestId | None) -> tuple[str, ClientState]:
+    session_id = environ.get(_SESSION_KEY)
     if not session_id:
         raise _Reject(error_response(400, f"Bad Request: missing {SESSION_HEADER} header", msg_id=msg_id))
     client = state.sessions.load(session_id) if state.sessions is not None else None
@@ -185,8 +198,8 @@ def _session(state: MCPState, msg_id: jsonrpc.RequestId | None) -> tuple[str, Cl
     return session_id, client
 
 
-def _delete(state: MCPState) -> Response:
-    session_id = request.headers.get(SESSION_HEADER)
+def _delete(state: MCPState, environ: WSGIEnvironment) -> Response:
+    session_id = environ.get(_SESSION_KEY)
     if not session_id:
         return error_response(400, f"Bad Request: missing {SESSION_HEADER} header")
     if state.sessions is None or not state.sessions.delete(session_id):
