@@ -26,6 +26,17 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmark against fastmcp, the SDK server and the bare-Flask floor (not run by default).
+
+    ``nox -s bench -- --duration 20`` passes options to ``benchmarks/run.py``.
+    Uses wrk when installed (Debian package ``wrk``), else a Python load generator.
+    """
+    session.install("-e", ".[bench]")
+    session.run("python", "benchmarks/run.py", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """Check style with ruff."""
     session.install("ruff")

@@ -124,6 +124,19 @@ _encoder = json.JSONEncoder(allow_nan=False, default=_default, separators=(",", 
 _ascii_encoder = json.JSONEncoder(allow_nan=False, default=_default, separators=(",", ":"))
 
 
+class Encoded(dict):  # type: ignore[type-arg]
+    """A result object whose JSON text was computed once, to be reused as is.
+
+    It is still the plain ``dict`` for in-process callers; :func:`encode`
+    splices :attr:`text` into the envelope instead of encoding it again.
+    Large listings (``tools/list`` with many tools) are served this way.
+    """
+
+    def __init__(self, value: dict[str, t.Any], text: str) -> None:
+        super().__init__(value)
+        self.text = text
+
+
 def dumps(value: t.Any) -> str:
     """Encode *value* as compact JSON; ``NaN`` and ``Infinity`` raise ``ValueError``."""
     return _encoder.encode(value)
@@ -137,6 +150,10 @@ def encode(value: t.Any) -> bytes:
     failing.
     """
     try:
+        result = value.get("result") if isinstance(value, dict) else None
+        if isinstance(result, Encoded):
+            head = _encoder.encode({"jsonrpc": value["jsonrpc"], "id": value["id"]})
+            return f'{head[:-1]},"result":{result.text}}}'.encode()
         return _encoder.encode(value).encode()
     except UnicodeEncodeError:
         return _ascii_encoder.encode(value).encode()

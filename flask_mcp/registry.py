@@ -10,11 +10,19 @@ import base64
 import binascii
 import typing as t
 
+from . import jsonrpc
 from .components import Prompt, Resource, ResourceTemplate, Tool
 
 __all__ = ["InvalidCursor", "Page", "Registry", "decode_cursor", "encode_cursor"]
 
 Kind = t.Literal["tools", "resources", "templates", "prompts"]
+#: The member of the ``*/list`` result that holds each kind.
+RESULT_KEYS: dict[Kind, str] = {
+    "tools": "tools",
+    "resources": "resources",
+    "templates": "resourceTemplates",
+    "prompts": "prompts",
+}
 
 
 class InvalidCursor(ValueError):
@@ -58,6 +66,7 @@ class Registry:
         self.templates: dict[str, ResourceTemplate] = {}
         self.prompts: dict[str, Prompt] = {}
         self._listings: dict[Kind, list[dict[str, t.Any]]] = {}
+        self._results: dict[tuple[Kind, int, int | None], jsonrpc.Encoded] = {}
 
     def add_tool(self, tool: Tool) -> None:
         """Register *tool* under its name."""
@@ -79,6 +88,7 @@ class Registry:
             raise ValueError(f"{kind[:-1]} {key!r} is already registered (by {table[key].func.__qualname__})")
         table[key] = component
         self._listings.pop(kind, None)
+        self._results = {k: v for k, v in self._results.items() if k[0] != kind}
 
     def page(self, kind: Kind, cursor: str | None, size: int | None) -> Page:
         """Return one page of the *kind* listing.
@@ -96,6 +106,21 @@ class Registry:
             return Page(listing[start:], None)
         end = start + size
         return Page(listing[start:end], encode_cursor(end) if end < len(listing) else None)
+
+    def list_result(self, kind: Kind, cursor: str | None, size: int | None) -> jsonrpc.Encoded:
+        """The ``*/list`` result object for one page, encoded once and then reused.
+
+        :raises InvalidCursor: when *cursor* is not one this server issued.
+        """
+        start = decode_cursor(cursor) if cursor is not None else 0
+        cached = self._results.get((kind, start, size))
+        if cached is None:
+            page = self.page(kind, cursor, size)
+            result: dict[str, t.Any] = {RESULT_KEYS[kind]: page.items}
+            if page.next_cursor is not None:
+                result["nextCursor"] = page.next_cursor
+            cached = self._results[(kind, start, size)] = jsonrpc.Encoded(result, jsonrpc.dumps(result))
+        return cached
 
     def find_resource(self, uri: str) -> tuple[Resource | ResourceTemplate, dict[str, str]] | None:
         """The static resource with *uri*, else the first template matching it, with its variables."""

@@ -115,3 +115,9 @@ def test_encode_is_utf8_and_escapes_lone_surrogates() -> None:
     encoded = jsonrpc.encode({"text": "a\ud800b"})
     assert encoded == b'{"text":"a\\ud800b"}'
     assert json.loads(encoded) == {"text": "a\ud800b"}
+
+
+def test_encode_splices_pre_encoded_results() -> None:
+    result = jsonrpc.Encoded({"tools": [{"name": "é"}]}, '{"tools":[{"name":"é"}]}')
+    encoded = jsonrpc.encode(jsonrpc.success("req-1", result))
+    assert json.loads(encoded) == {"jsonrpc": "2.0", "id": "req-1", "result": {"tools": [{"name": "é"}]}}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from flask_mcp.registration import build_prompt, build_resource, build_tool
@@ -100,3 +102,15 @@ def test_has_completions() -> None:
     assert not registry.has_completions()
     registry.add_prompt(build_prompt(prompt, name="p2", completions={"topic": ["a"]}))
     assert registry.has_completions()
+
+
+def test_list_results_are_encoded_once_and_refreshed_on_registration() -> None:
+    registry = Registry()
+    registry.add_tool(make_tool("a"))
+    first = registry.list_result("tools", None, 10)
+    assert registry.list_result("tools", None, 10) is first
+    assert json.loads(first.text) == first == {"tools": [registry.tools["a"].descriptor]}
+    registry.add_tool(make_tool("b"))
+    second = registry.list_result("tools", None, 1)
+    assert [tool["name"] for tool in second["tools"]] == ["a"] and second["nextCursor"] == encode_cursor(1)
+    assert [tool["name"] for tool in registry.list_result("tools", None, 10)["tools"]] == ["a", "b"]

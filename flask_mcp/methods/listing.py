@@ -11,14 +11,10 @@ if t.TYPE_CHECKING:
     from ..server import Call
 
 
-def list_page(call: Call, kind: Kind, key: str) -> dict[str, t.Any]:
-    """One page of *kind* under *key*, with ``nextCursor`` when more follow."""
+def list_page(call: Call, kind: Kind) -> dict[str, t.Any]:
+    """One page of *kind*, with ``nextCursor`` when more follow."""
     cursor = call.param("cursor", str, required=False)
     try:
-        page = call.server.registry.page(kind, cursor, call.server.page_size)
+        return call.server.registry.list_result(kind, cursor, call.server.page_size)
     except InvalidCursor:
         raise MCPError(INVALID_PARAMS, "Invalid params: invalid cursor", {"cursor": cursor}) from None
-    result: dict[str, t.Any] = {key: page.items}
-    if page.next_cursor is not None:
-        result["nextCursor"] = page.next_cursor
-    return result

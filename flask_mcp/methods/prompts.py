@@ -19,7 +19,7 @@ if t.TYPE_CHECKING:
 @request("prompts/list")
 def list_prompts(call: Call) -> dict[str, t.Any]:
     """One page of prompt descriptors."""
-    return list_page(call, "prompts", "prompts")
+    return list_page(call, "prompts")
 
 
 @request("prompts/get")

@@ -28,13 +28,13 @@ def not_found(uri: str) -> MCPError:
 @request("resources/list")
 def list_resources(call: Call) -> dict[str, t.Any]:
     """One page of static resources."""
-    return list_page(call, "resources", "resources")
+    return list_page(call, "resources")
 
 
 @request("resources/templates/list")
 def list_templates(call: Call) -> dict[str, t.Any]:
     """One page of resource templates."""
-    return list_page(call, "templates", "resourceTemplates")
+    return list_page(call, "templates")
 
 
 @request("resources/read")

@@ -22,7 +22,7 @@ logger = logging.getLogger("flask_mcp")
 @request("tools/list")
 def list_tools(call: Call) -> dict[str, t.Any]:
     """One page of tool descriptors."""
-    return list_page(call, "tools", "tools")
+    return list_page(call, "tools")
 
 
 @request("tools/call")

@@ -1,0 +1,126 @@
+"""Load generators: wrk (Debian package) with a Lua script, or a Python fallback.
+
+Both send ``tools/call add(a, b)`` over keep-alive connections on loopback,
+every request with a unique JSON-RPC id, for a bounded duration, and return
+the same measurement.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import http.client
+import itertools
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+LUA_SCRIPT = Path(__file__).with_name("tools_call.lua")
+
+
+@dataclasses.dataclass(frozen=True)
+class Measurement:
+    """Requests per second, latency percentiles and errors of one run."""
+
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+
+
+def available() -> str:
+    """``"wrk"`` when the binary is installed, else ``"python"``."""
+    return "wrk" if shutil.which("wrk") else "python"
+
+
+def run_wrk(port: int, session: str, concurrency: int, duration: float) -> Measurement:
+    """Run wrk with the Lua script; its ``done()`` prints one JSON summary line."""
+    threads = min(concurrency, 2)
+    command = [
+        "wrk", f"-t{threads}", f"-c{concurrency}", f"-d{max(1, round(duration))}s", "--timeout", "10s",
+        "-s", str(LUA_SCRIPT), f"http://127.0.0.1:{port}",
+    ]  # fmt: skip
+    output = subprocess.run(
+        command,
+        env={**os.environ, "MCP_SESSION": session},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=duration + 60,
+    ).stdout
+    summary = json.loads(output.strip().splitlines()[-1])
+    seconds = summary["duration_us"] / 1e6
+    return Measurement(
+        rps=summary["requests"] / seconds,
+        p50_ms=summary["p50_us"] / 1000,
+        p99_ms=summary["p99_us"] / 1000,
+        errors=summary["errors"],
+    )
+
+
+def run_python(port: int, session: str, concurrency: int, duration: float) -> Measurement:
+    """A thread per connection, each looping until the deadline (slower than wrk; documented)."""
+    ids = itertools.count(1)
+    lock = threading.Lock()
+    latencies: list[float] = []
+    errors = 0
+    deadline = time.monotonic() + duration
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    if session:
+        headers["Mcp-Session-Id"] = session
+
+    def worker() -> None:
+        nonlocal errors
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        mine: list[float] = []
+        failed = 0
+        while time.monotonic() < deadline:
+            with lock:
+                request_id = next(ids)
+            body = json.dumps(
+                {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                 "params": {"name": "add", "arguments": {"a": request_id % 1000, "b": 2}}}
+            )  # fmt: skip
+            started = time.perf_counter()
+            try:
+                connection.request("POST", "/mcp", body, headers)
+                response = connection.getresponse()
+                response.read()
+                if response.status != 200:
+                    failed += 1
+            except OSError:
+                failed += 1
+                connection.close()
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                continue
+            mine.append(time.perf_counter() - started)
+        connection.close()
+        with lock:
+            latencies.extend(mine)
+            errors += failed
+
+    started = time.monotonic()
+    workers = [threading.Thread(target=worker) for _ in range(concurrency)]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    elapsed = time.monotonic() - started
+    if not latencies:
+        return Measurement(0.0, 0.0, 0.0, errors)
+    cuts = statistics.quantiles(latencies, n=100, method="inclusive") if len(latencies) > 1 else latencies * 99
+    return Measurement(len(latencies) / elapsed, cuts[49] * 1000, cuts[98] * 1000, errors)
+
+
+def measure(tool: str, port: int, session: str, concurrency: int, duration: float) -> Measurement:
+    """Run the chosen load generator."""
+    runner = run_wrk if tool == "wrk" else run_python
+    return runner(port, session, concurrency, duration)

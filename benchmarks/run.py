@@ -1,0 +1,222 @@
+"""Benchmark flask_mcp against fastmcp, the official SDK server and a bare-Flask floor.
+
+    python benchmarks/run.py [--duration SECONDS] [--json PATH] [--only NAMES]
+
+All servers run at once on loopback; the load alternates between them in
+rounds (the order rotating each round) so that drift of the machine hits all
+alike. Ratios are computed within the same run only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import pickle
+import platform
+import statistics
+import sys
+import time
+import typing as t
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import load
+from benchmarks.servers_under_test import SPECS, Redis, RunningServer, ServerSpec, missing
+
+FLASK_MCP = ("flask_mcp-stateful", "flask_mcp-stateless", "flask_mcp-redis")
+PEERS = ("fastmcp-stateful", "fastmcp-stateless", "sdk", "floor")
+DEFAULT_JSON = Path(__file__).with_name("results") / "latest.json"
+TYPICAL_CLIENT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"sampling": {}, "elicitation": {"form": {}}, "roots": {"listChanged": True}},
+    "clientInfo": {"name": "mcp", "version": "2.3.0"},
+}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--duration", type=float, default=10.0, help="measured seconds per run (default 10)")
+    parser.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds before each run (default 2)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds over all servers (default 3)")
+    parser.add_argument("--concurrency", default="1,16", help="comma-separated connection counts (default 1,16)")
+    parser.add_argument("--only", default="", help="comma-separated server names (default: all)")
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"output file (default {DEFAULT_JSON})")
+    parser.add_argument("--load", choices=("wrk", "python"), default=load.available(), help="load generator")
+    return parser.parse_args(argv)
+
+
+def select(only: str) -> list[ServerSpec]:
+    names = [name.strip() for name in only.split(",") if name.strip()]
+    unknown = set(names) - {spec.name for spec in SPECS}
+    if unknown:
+        raise SystemExit(f"unknown server(s): {', '.join(sorted(unknown))}; known: {', '.join(s.name for s in SPECS)}")
+    return [spec for spec in SPECS if not names or spec.name in names]
+
+
+def run_rounds(
+    servers: list[RunningServer], args: argparse.Namespace, concurrencies: list[int]
+) -> dict[tuple[str, int], list[load.Measurement]]:
+    samples: dict[tuple[str, int], list[load.Measurement]] = {}
+    for round_number in range(args.rounds):
+        shift = round_number % len(servers)
+        for server in servers[shift:] + servers[:shift]:
+            for concurrency in concurrencies:
+                if args.warmup > 0:
+                    load.measure(args.load, server.port, server.session_id, concurrency, args.warmup)
+                sample = load.measure(args.load, server.port, server.session_id, concurrency, args.duration)
+                samples.setdefault((server.spec.name, concurrency), []).append(sample)
+                print(
+                    f"  round {round_number + 1} {server.spec.name:<20} c={concurrency:<3} "
+                    f"{sample.rps:8.0f} req/s  p99 {sample.p99_ms:6.2f} ms",
+                    flush=True,
+                )
+    return samples
+
+
+def summarize(samples: dict[tuple[str, int], list[load.Measurement]]) -> list[dict[str, t.Any]]:
+    results = []
+    for (name, concurrency), runs in samples.items():
+        results.append(
+            {
+                "server": name,
+                "concurrency": concurrency,
+                "rps": round(statistics.fmean(run.rps for run in runs), 1),
+                "p50_ms": round(statistics.median(run.p50_ms for run in runs), 3),
+                "p99_ms": round(statistics.median(run.p99_ms for run in runs), 3),
+                "errors": sum(run.errors for run in runs),
+            }
+        )
+    return results
+
+
+def ratios(results: list[dict[str, t.Any]]) -> list[dict[str, t.Any]]:
+    """flask_mcp / each peer (and / floor), per concurrency, from this run's results."""
+    by_key = {(r["server"], r["concurrency"]): r for r in results}
+    found = []
+    for (name, concurrency), ours in sorted(by_key.items()):
+        if name not in FLASK_MCP:
+            continue
+        for peer in PEERS:
+            theirs = by_key.get((peer, concurrency))
+            if theirs is None or not theirs["rps"] or not theirs["p99_ms"]:
+                continue
+            found.append(
+                {
+                    "scenario": name,
+                    "peer": peer,
+                    "concurrency": concurrency,
+                    "rps_ratio": round(ours["rps"] / theirs["rps"], 3),
+                    "p99_ratio": round(ours["p99_ms"] / theirs["p99_ms"], 3),
+                }
+            )
+    return found
+
+
+def tools_list_ms(tool_count: int = 1000, calls: int = 200) -> float:
+    """Milliseconds per ``tools/list`` (all tools on one page), in process through the WSGI app."""
+    from benchmarks.servers.flask_mcp_app import create_app
+
+    client = create_app("stateless", extra_tools=tool_count - 1).test_client()
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    response = client.post("/mcp", json=body)
+    assert len(response.get_json()["result"]["tools"]) == tool_count
+    started = time.perf_counter()
+    for _ in range(calls):
+        client.post("/mcp", json=body)
+    return (time.perf_counter() - started) / calls * 1000
+
+
+def idle_session_bytes(redis_url: str | None) -> dict[str, int]:
+    """Bytes one idle session of a typical client occupies in the cache."""
+    from benchmarks.servers.flask_mcp_app import create_app
+
+    sizes = {}
+    modes = [("simplecache", "stateful")] + ([("redis", "redis")] if redis_url else [])
+    for label, mode in modes:
+        if redis_url:
+            os.environ["BENCH_REDIS_URL"] = redis_url
+        app = create_app(mode)
+        response = app.test_client().post(
+            "/mcp", json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": TYPICAL_CLIENT}
+        )
+        session_id = response.headers["Mcp-Session-Id"]
+        key = "session:" + session_id
+        if label == "redis":
+            import redis
+
+            prefix = app.config["MCP_CACHE_KEY_PREFIX"]
+            sizes[label] = int(redis.Redis.from_url(t.cast(str, redis_url)).strlen(prefix + key))
+        else:
+            with app.app_context():
+                record = app.extensions["mcp"].sessions.cache.get(key)
+            # SimpleCache stores values pickled with the highest protocol.
+            sizes[label] = len(pickle.dumps(record, pickle.HIGHEST_PROTOCOL))
+    return sizes
+
+
+def print_table(results: list[dict[str, t.Any]], found: list[dict[str, t.Any]]) -> None:
+    print(f"\n{'server':<22}{'conc':>5}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}")
+    for r in sorted(results, key=lambda r: (r["concurrency"], r["server"])):
+        print(
+            f"{r['server']:<22}{r['concurrency']:>5}{r['rps']:>10.0f}{r['p50_ms']:>9.2f}{r['p99_ms']:>9.2f}{r['errors']:>8}"
+        )
+    if found:
+        print(f"\n{'scenario':<22}{'peer':<20}{'conc':>5}{'req/s ratio':>13}{'p99 ratio':>11}")
+        for f in found:
+            print(
+                f"{f['scenario']:<22}{f['peer']:<20}{f['concurrency']:>5}{f['rps_ratio']:>13.2f}{f['p99_ratio']:>11.2f}"
+            )
+
+
+def main(argv: list[str] | None = None) -> dict[str, t.Any]:
+    args = parse_args(argv)
+    concurrencies = [int(c) for c in args.concurrency.split(",") if c.strip()]
+    specs = select(args.only)
+    skipped = {spec.name: reason for spec in specs if (reason := missing(spec))}
+    for name, reason in skipped.items():
+        print(f"skipping {name}: {reason}")
+    runnable = [spec for spec in specs if spec.name not in skipped]
+    redis = Redis() if any(spec.redis for spec in runnable) else None
+    servers: list[RunningServer] = []
+    try:
+        for spec in runnable:
+            servers.append(RunningServer(spec, redis.url if redis else None))
+            print(f"started {spec.name} on port {servers[-1].port}", flush=True)
+        samples = run_rounds(servers, args, concurrencies) if servers else {}
+        extras = {
+            "tools_list_1000_ms": round(tools_list_ms(), 3),
+            "idle_session_bytes": idle_session_bytes(redis.url if redis else None),
+        }
+    finally:
+        for server in servers:
+            server.stop()
+        if redis:
+            redis.stop()
+    results = summarize(samples)
+    found = ratios(results)
+    report = {
+        "generated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "load_generator": args.load,
+        "duration_s": args.duration,
+        "warmup_s": args.warmup,
+        "rounds": args.rounds,
+        "results": results,
+        "ratios": found,
+        "skipped": skipped,
+        **extras,
+    }
+    print_table(results, found)
+    print(f"\ntools/list with 1000 tools: {extras['tools_list_1000_ms']:.3f} ms per call")
+    print(f"idle session in the cache: {extras['idle_session_bytes']} bytes")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written to {args.json}")
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The benchmarked servers: one module per implementation, same tool ``add(a, b)``."""

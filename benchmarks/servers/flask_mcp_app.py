@@ -1,0 +1,40 @@
+"""flask_mcp serving ``add(a, b)``; the mode comes from the environment.
+
+``BENCH_MODE``: ``stateful`` (SimpleCache sessions, the default), ``stateless``
+or ``redis`` (RedisCache at ``BENCH_REDIS_URL``). ``BENCH_TOOLS``: extra
+filler tools to register (for the listing benchmark).
+"""
+
+from __future__ import annotations
+
+import os
+
+from flask import Flask
+
+from flask_mcp import MCP
+
+
+def create_app(mode: str | None = None, extra_tools: int | None = None) -> Flask:
+    """Build the benchmark app."""
+    mode = mode or os.environ.get("BENCH_MODE", "stateful")
+    extra_tools = int(os.environ.get("BENCH_TOOLS", "0")) if extra_tools is None else extra_tools
+    mcp = MCP(name="bench", version="1.0.0")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    for index in range(extra_tools):
+        mcp.tool(name=f"filler_{index}", description=f"Filler tool number {index}.")(_filler)
+
+    app = Flask(__name__)
+    app.config.update(MCP_STATELESS=mode == "stateless", MCP_PAGE_SIZE=None, MCP_ALLOWED_HOSTS=["*"])
+    if mode == "redis":
+        app.config.update(MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=os.environ["BENCH_REDIS_URL"])
+    mcp.init_app(app)
+    return app
+
+
+def _filler(text: str, count: int = 1, flag: bool = False) -> str:
+    return text * count

@@ -1,0 +1,187 @@
+"""Starting, handshaking with and stopping the benchmarked servers.
+
+Every server listens on 127.0.0.1 on a free port and is stopped by its PID.
+The WSGI ones run under gunicorn (gthread, one worker, 16 threads, identical
+for flask_mcp and the floor); the ASGI ones under uvicorn (one worker).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import http.client
+import importlib.util
+import json
+import os
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import typing as t
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GUNICORN = ["-m", "gunicorn", "-w", "1", "-k", "gthread", "--threads", "16"]
+UVICORN = ["-m", "uvicorn", "--workers", "1", "--no-access-log", "--log-level", "info"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerSpec:
+    """How to run one benchmarked server."""
+
+    name: str
+    runner: t.Literal["gunicorn", "uvicorn"]
+    target: str
+    needs: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    #: Whether the server issues a session the load must carry.
+    stateful: bool = False
+    redis: bool = False
+
+
+SPECS = [
+    ServerSpec("flask_mcp-stateful", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "stateful"),), stateful=True),
+    ServerSpec("flask_mcp-stateless", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "stateless"),)),
+    ServerSpec("flask_mcp-redis", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "redis"),), stateful=True, redis=True, needs=("redis",)),
+    ServerSpec("fastmcp-stateful", "uvicorn", "benchmarks.servers.fastmcp_app:app", needs=("fastmcp", "uvicorn"),
+               stateful=True),
+    ServerSpec("fastmcp-stateless", "uvicorn", "benchmarks.servers.fastmcp_app:stateless_app",
+               needs=("fastmcp", "uvicorn")),
+    ServerSpec("sdk", "uvicorn", "benchmarks.servers.sdk_app:app", needs=("mcp", "uvicorn"), stateful=True),
+    ServerSpec("floor", "gunicorn", "benchmarks.servers.floor_app:app"),
+]  # fmt: skip
+
+
+def missing(spec: ServerSpec) -> str | None:
+    """Why *spec* cannot run here, or ``None``."""
+    for module in (*spec.needs, spec.runner):
+        if importlib.util.find_spec(module) is None:
+            return f"Python package {module!r} is not installed"
+    if spec.redis and shutil.which("redis-server") is None:
+        return "redis-server is not installed (Debian package redis-server)"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_output(process: subprocess.Popen[bytes], marker: str, timeout: float = 60) -> None:
+    """Block until the process prints *marker*; it announces readiness itself."""
+    assert process.stdout is not None
+    seen: list[str] = []
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and selector.select(deadline - time.monotonic()):
+            line = process.stdout.readline().decode(errors="replace")
+            if not line:
+                break
+            seen.append(line)
+            if marker in line:
+                # Keep draining the pipe so the server never blocks on a full one.
+                threading.Thread(target=lambda: process.stdout.read(), daemon=True).start()  # type: ignore[union-attr]
+                return
+    process.kill()
+    raise RuntimeError(f"{process.args!r} did not print {marker!r}:\n{''.join(seen)}")
+
+
+class Redis:
+    """A private redis-server on a free port."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        wait_for_output(self.process, "Ready to accept connections")
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+class RunningServer:
+    """One started server, its endpoint and (if stateful) its session."""
+
+    def __init__(self, spec: ServerSpec, redis_url: str | None = None) -> None:
+        self.spec = spec
+        self.port = free_port()
+        env = {**os.environ, **dict(spec.env), "PYTHONPATH": str(ROOT)}
+        if redis_url:
+            env["BENCH_REDIS_URL"] = redis_url
+        if spec.runner == "gunicorn":
+            command = [sys.executable, *GUNICORN, "-b", f"127.0.0.1:{self.port}", spec.target]
+            marker = "Booting worker"
+        else:
+            command = [sys.executable, *UVICORN, "--port", str(self.port), spec.target]
+            marker = "Application startup complete"
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        wait_for_output(self.process, marker)
+        self.session_id = self.handshake() if spec.stateful else ""
+        self.check()
+
+    def post(self, payload: dict[str, t.Any], session: str = "") -> tuple[int, dict[str, str], t.Any]:
+        """POST one message; returns status, headers and the decoded JSON (or SSE data) body."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-11-25",
+        }
+        if session:
+            headers["Mcp-Session-Id"] = session
+        connection.request("POST", "/mcp", json.dumps(payload), headers)
+        response = connection.getresponse()
+        raw = response.read().decode()
+        connection.close()
+        data_lines = [line[5:].strip() for line in raw.splitlines() if line.startswith("data:")]
+        text = data_lines[-1] if data_lines else raw
+        body = json.loads(text) if text.strip() else None
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, body
+
+    def handshake(self) -> str:
+        """initialize + notifications/initialized; returns the session id."""
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
+        status, headers, _ = self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+        session = headers.get("mcp-session-id", "")
+        if status != 200 or not session:
+            raise RuntimeError(f"{self.spec.name}: initialize answered {status} without a session")
+        self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        return session
+
+    def check(self) -> None:
+        """One real call must return 40 + 2 before any load is sent."""
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 40, "b": 2}},
+        }
+        status, _, body = self.post(call, self.session_id)
+        result = (body or {}).get("result", {})
+        if status != 200 or result.get("structuredContent") != {"result": 42}:
+            raise RuntimeError(f"{self.spec.name}: tools/call answered {status} {body!r}")
+
+    def stop(self) -> None:
+        """Stop the server (and its workers) by its process group."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()

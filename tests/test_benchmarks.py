@@ -1,0 +1,47 @@
+"""Smoke test of the benchmark harness: it runs and produces numbers (no timing is asserted)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import load, run
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("gunicorn") is None, reason="gunicorn is not installed (pip install -e '.[test]')"
+)
+
+
+def test_harness_produces_numbers(tmp_path: Path) -> None:
+    output = tmp_path / "bench.json"
+    report = run.main(
+        ["--duration", "1", "--warmup", "0", "--rounds", "1", "--concurrency", "2",
+         "--only", "flask_mcp-stateful,floor", "--json", str(output)]
+    )  # fmt: skip
+    assert json.loads(output.read_text()) == report
+    assert {r["server"] for r in report["results"]} == {"flask_mcp-stateful", "floor"}
+    for result in report["results"]:
+        assert result["concurrency"] == 2 and result["rps"] > 0 and result["p99_ms"] >= result["p50_ms"] > 0
+    assert [(r["scenario"], r["peer"]) for r in report["ratios"]] == [("flask_mcp-stateful", "floor")]
+    assert report["tools_list_1000_ms"] > 0
+    assert report["idle_session_bytes"]["simplecache"] > 0
+    assert report["load_generator"] == load.available()
+
+
+def test_unknown_server_names_are_refused() -> None:
+    with pytest.raises(SystemExit, match="unknown server"):
+        run.select("flask_mcp-stateful,nonsense")
+
+
+def test_python_load_generator_against_a_live_app(live_server, mcp, make_app) -> None:
+    @mcp.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with live_server(make_app(mcp, MCP_STATELESS=True)) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        measurement = load.run_python(port, "", concurrency=2, duration=0.5)
+    assert measurement.rps > 0 and measurement.errors == 0
