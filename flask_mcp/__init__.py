@@ -12,6 +12,7 @@ from .content import (
     TextContent,
     ToolResult,
 )
+from .context import Context, ElicitResult
 from .errors import NotFoundError, ToolError
 from .extension import MCP
 from .jsonrpc import MCPError
@@ -25,6 +26,8 @@ __all__ = [
     "SUPPORTED_PROTOCOL_VERSIONS",
     "AudioContent",
     "Content",
+    "Context",
+    "ElicitResult",
     "EmbeddedResource",
     "ImageContent",
     "MCPError",

@@ -16,7 +16,7 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from .content import Content, ToolResult
-from .hints import schema_from_dataclass
+from .hints import context_parameter, schema_from_dataclass
 from .json_schema import schema_to_json_schema
 from .uri_template import URITemplate
 
@@ -109,6 +109,8 @@ class Tool:
     annotations: dict[str, t.Any] | None = None
     icons: list[dict[str, t.Any]] | None = None
     meta: dict[str, t.Any] | None = None
+    #: The parameter that receives a :class:`~flask_mcp.Context`, if any.
+    context_param: str | None = None
 
     @functools.cached_property
     def descriptor(self) -> dict[str, t.Any]:
@@ -144,6 +146,8 @@ class Resource:
     icons: list[dict[str, t.Any]] | None = None
     meta: dict[str, t.Any] | None = None
     output_schema: ma.Schema | None = None
+    #: The parameter that receives a :class:`~flask_mcp.Context`, if any.
+    context_param: str | None = None
 
     @functools.cached_property
     def descriptor(self) -> dict[str, t.Any]:
@@ -177,6 +181,8 @@ class ResourceTemplate:
     icons: list[dict[str, t.Any]] | None = None
     meta: dict[str, t.Any] | None = None
     output_schema: ma.Schema | None = None
+    #: The parameter that receives a :class:`~flask_mcp.Context`, if any.
+    context_param: str | None = None
 
     @classmethod
     def check_signature(cls, func: t.Callable[..., t.Any], template: URITemplate) -> None:
@@ -184,10 +190,12 @@ class ResourceTemplate:
         params = inspect.signature(func).parameters
         takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
         missing = [v for v in template.variables if v not in params and not takes_kwargs]
+        context = context_parameter(func)
         unfilled = [
             p.name
             for p in params.values()
-            if p.default is p.empty
+            if p.name != context
+            and p.default is p.empty
             and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
             and p.name not in template.variables
         ]
@@ -229,6 +237,8 @@ class Prompt:
     description: str | None = None
     icons: list[dict[str, t.Any]] | None = None
     meta: dict[str, t.Any] | None = None
+    #: The parameter that receives a :class:`~flask_mcp.Context`, if any.
+    context_param: str | None = None
 
     @functools.cached_property
     def descriptor(self) -> dict[str, t.Any]:

@@ -28,6 +28,12 @@ DEFAULTS: dict[str, t.Any] = {
     # Host header values accepted; None means loopback names when serving on
     # loopback and anything otherwise.
     "MCP_ALLOWED_HOSTS": None,
+    # Seconds a handler waits for the client to answer sampling, elicitation or roots requests.
+    "MCP_CLIENT_REQUEST_TIMEOUT": 300,
+    # Seconds between keep-alive comments on an idle event stream.
+    "MCP_SSE_KEEPALIVE": 15,
+    # Reconnection delay (ms) suggested to clients in the first event of a stream.
+    "MCP_SSE_RETRY_MS": 1000,
     # Hide exception detail from clients; None means "unless app.debug".
     "MCP_MASK_ERRORS": None,
     # flask-caching backend of the session store (any CACHE_* key works as MCP_CACHE_*).
@@ -55,6 +61,9 @@ class Settings:
     #: ``None``: mask unless the app runs in debug mode (checked per error).
     mask_errors: bool | None
     cache_config: dict[str, t.Any]
+    client_request_timeout: float = 300.0
+    sse_keepalive: float = 15.0
+    sse_retry_ms: int = 1000
 
     @classmethod
     def from_app(cls, app: Flask) -> Settings:
@@ -75,6 +84,9 @@ class Settings:
             allowed_origins=_as_tuple(config["MCP_ALLOWED_ORIGINS"]),
             allowed_hosts=None if hosts is None else _as_tuple(hosts),
             mask_errors=None if config["MCP_MASK_ERRORS"] is None else bool(config["MCP_MASK_ERRORS"]),
+            client_request_timeout=float(config["MCP_CLIENT_REQUEST_TIMEOUT"]),
+            sse_keepalive=float(config["MCP_SSE_KEEPALIVE"]),
+            sse_retry_ms=int(config["MCP_SSE_RETRY_MS"]),
             cache_config={
                 "CACHE_" + key[len(_CACHE_PREFIX) :]: value
                 for key, value in config.items()

@@ -28,7 +28,7 @@ from .registration import (
 )
 from .registry import Registry
 from .server import Server
-from .sessions import SessionStore
+from .sessions import Mailbox, SessionStore
 from .transport.http import endpoint, error_response
 
 __all__ = ["MCP", "MCPState"]
@@ -47,6 +47,8 @@ class MCPState:
     server: Server
     #: ``None`` when ``MCP_STATELESS`` is set.
     sessions: SessionStore | None
+    #: Answers, cancellations and in-flight ids across requests; ``None`` when stateless.
+    mailbox: Mailbox | None = None
 
 
 def _app_is_debug() -> bool:
@@ -154,9 +156,11 @@ class MCP:
                 return
             raise RuntimeError("another MCP extension is already set up on this app")
         settings = Settings.from_app(app)
-        sessions = None
+        sessions = mailbox = None
         if not settings.stateless:
-            sessions = SessionStore(self._session_cache(app, settings), settings.session_ttl)
+            cache = self._session_cache(app, settings)
+            sessions = SessionStore(cache, settings.session_ttl)
+            mailbox = Mailbox(cache, max(settings.session_ttl, int(settings.client_request_timeout) + 60))
         server = Server(
             self.registry,
             name=self.name or app.name,
@@ -166,8 +170,9 @@ class MCP:
             page_size=settings.page_size,
             expose_errors=_app_is_debug if settings.mask_errors is None else not settings.mask_errors,
             invoke=_invoke_in_app,
+            client_request_timeout=settings.client_request_timeout,
         )
-        app.extensions["mcp"] = MCPState(self, settings, server, sessions)
+        app.extensions["mcp"] = MCPState(self, settings, server, sessions, mailbox)
 
     def _session_cache(self, app: Flask, settings: Settings) -> Cache:
         cache = self.cache

@@ -20,7 +20,19 @@ import uuid
 import marshmallow as ma
 from marshmallow import fields, validate
 
-__all__ = ["field_for_hint", "schema_from_dataclass", "schema_from_signature"]
+from .context import Context
+
+__all__ = ["context_parameter", "field_for_hint", "schema_from_dataclass", "schema_from_signature"]
+
+
+def context_parameter(func: t.Callable[..., t.Any]) -> str | None:
+    """The name of *func*'s parameter annotated with :class:`~flask_mcp.Context`, if any."""
+    try:
+        hints = t.get_type_hints(func)
+    except Exception:  # unresolvable forward references: no context, like no hint
+        return None
+    return next((name for name, hint in hints.items() if hint is Context and name != "return"), None)
+
 
 _JSON_DEFAULTS = (str, int, float, bool, type(None))
 
@@ -161,6 +173,8 @@ def schema_from_signature(
     for param in inspect.signature(func).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or (only is not None and param.name not in only):
             continue
+        if hints.get(param.name) is Context:
+            continue  # injected by the server, not an argument
         has_default = param.default is not param.empty
         declared[param.name] = _field(hints.get(param.name, t.Any), param.default, has_default, strict=strict)
     return ma.Schema.from_dict(declared, name=name)

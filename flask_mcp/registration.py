@@ -25,7 +25,7 @@ from .components import (
     normalize_icons,
     output_schema_from_hints,
 )
-from .hints import schema_from_signature
+from .hints import context_parameter, schema_from_signature
 from .uri_template import URITemplate
 
 __all__ = ["PromptOptions", "ResourceOptions", "ToolOptions", "build_prompt", "build_resource", "build_tool"]
@@ -134,6 +134,7 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
         annotations=_copy(options.get("annotations")),
         icons=normalize_icons(options.get("icons")),
         meta=_copy(options.get("meta")),
+        context_param=context_parameter(func),
     )
 
 
@@ -151,6 +152,7 @@ def build_prompt(func: t.Callable[..., t.Any], **options: t.Unpack[PromptOptions
         description=describe(func, options.get("description")),
         icons=normalize_icons(options.get("icons")),
         meta=_copy(options.get("meta")),
+        context_param=context_parameter(func),
     )
 
 
@@ -172,6 +174,7 @@ def build_resource(
         icons=normalize_icons(options.get("icons")),
         meta=_copy(options.get("meta")),
         output_schema=as_schema(output_schema, f"{name}_contents") if output_schema is not None else None,
+        context_param=context_parameter(func),
     )
     template = URITemplate(uri)
     if not template.variables:

@@ -17,6 +17,7 @@ import logging
 import typing as t
 
 from . import jsonrpc
+from .context import Channel, Context
 from .errors import describe_exception, is_expected
 from .jsonrpc import MCPError
 from .methods import HANDLERS, NOTIFICATION_HANDLERS
@@ -49,6 +50,8 @@ class ClientState:
     log_level: str | None = None
     #: Set by handlers that modified the state; not persisted.
     changed: bool = dataclasses.field(default=False, compare=False)
+    #: The transport's session id, if any; not persisted.
+    session_id: str | None = dataclasses.field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, t.Any]:
         """Compact form for storage; empty members are left out."""
@@ -81,6 +84,12 @@ class Call:
     method: str
     params: dict[str, t.Any]
     request_id: jsonrpc.RequestId | None = None
+    #: The transport's way back to the client while the request runs.
+    channel: Channel | None = None
+
+    def context(self) -> Context:
+        """A :class:`~flask_mcp.Context` for the handler of this request."""
+        return Context(self, self.channel, self.server.client_request_timeout)
 
     def param(self, name: str, kind: type | tuple[type, ...], *, required: bool = True) -> t.Any:
         """Return ``params[name]`` checked against *kind*, or raise -32602."""
@@ -121,6 +130,8 @@ class Server:
     :param invoke: calls a handler function with keyword arguments; a Flask
         app passes one that uses ``current_app.ensure_sync`` so ``async def``
         handlers work.
+    :param client_request_timeout: seconds a handler waits for the client to
+        answer a request such as ``sampling/createMessage``.
     """
 
     def __init__(
@@ -134,6 +145,7 @@ class Server:
         page_size: int | None = 100,
         expose_errors: bool | t.Callable[[], bool] = False,
         invoke: Invoker | None = None,
+        client_request_timeout: float = 300.0,
     ) -> None:
         self.registry = registry
         self.name = name
@@ -143,6 +155,7 @@ class Server:
         self.page_size = page_size
         self._expose_errors = expose_errors
         self.invoke: Invoker = invoke or _default_invoke
+        self.client_request_timeout = client_request_timeout
 
     @property
     def expose_errors(self) -> bool:
@@ -171,14 +184,39 @@ class Server:
             caps["completions"] = {}
         return caps
 
-    def handle(self, message: jsonrpc.Message, state: ClientState) -> dict[str, t.Any] | None:
+    def needs_channel(self, message: jsonrpc.Message) -> bool:
+        """Whether *message* calls a handler that takes a :class:`~flask_mcp.Context`.
+
+        Only those can talk back while they run, so a transport keeps its
+        fast path for every other request.
+        """
+        if not isinstance(message, jsonrpc.Request):
+            return False
+        registry, params = self.registry, message.params
+        name = params.get("name")
+        if message.method == "tools/call" and isinstance(name, str):
+            return name in registry.tools and registry.tools[name].context_param is not None
+        if message.method == "prompts/get" and isinstance(name, str):
+            return name in registry.prompts and registry.prompts[name].context_param is not None
+        if message.method == "resources/read" and isinstance(params.get("uri"), str):
+            found = registry.find_resource(params["uri"])
+            return found is not None and found[0].context_param is not None
+        return False
+
+    def handle(
+        self, message: jsonrpc.Message, state: ClientState, channel: Channel | None = None
+    ) -> dict[str, t.Any] | None:
         """Handle one parsed message and return the response envelope, if any.
 
         Requests always get exactly one response; notifications and client
-        responses never get one.
+        responses never get one (the transport routes client responses to
+        the request that waits for them).
+
+        :param channel: how a handler that takes a :class:`~flask_mcp.Context`
+            talks back to the client while it runs.
         """
         if isinstance(message, jsonrpc.Response):
-            return None  # answers to server-to-client requests: none are sent yet
+            return None
         if isinstance(message, jsonrpc.Notification):
             on_notification = NOTIFICATION_HANDLERS.get(message.method)
             if on_notification is not None:
@@ -191,7 +229,7 @@ class Server:
         try:
             if handler is None:
                 raise MCPError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}")
-            result = handler(Call(self, state, message.method, message.params, message.id))
+            result = handler(Call(self, state, message.method, message.params, message.id, channel))
             return jsonrpc.success(message.id, result)
         except MCPError as exc:
             return jsonrpc.failure(message.id, exc)

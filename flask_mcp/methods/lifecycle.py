@@ -5,6 +5,7 @@ from __future__ import annotations
 import typing as t
 
 from .. import jsonrpc
+from ..context import LOG_LEVELS
 from ..jsonrpc import INVALID_PARAMS, MCPError
 from ..versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from . import notification, request
@@ -12,11 +13,8 @@ from . import notification, request
 if t.TYPE_CHECKING:
     from ..server import Call
 
-#: RFC 5424 severities, lowest first, as ``logging/setLevel`` accepts them.
 #: What a session may store about its client: sessions stay small in the cache.
 MAX_CLIENT_STATE_BYTES = 16 * 1024
-
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 @request("initialize")

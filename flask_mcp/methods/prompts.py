@@ -36,6 +36,8 @@ def get_prompt(call: Call) -> dict[str, t.Any]:
         raise MCPError(
             INVALID_PARAMS, f"Invalid arguments for prompt {name}: {describe_validation_error(exc)}"
         ) from None
+    if prompt.context_param:
+        kwargs[prompt.context_param] = call.context()
     result: dict[str, t.Any] = {"messages": prompt_messages(call.server.invoke(prompt.func, kwargs))}
     if prompt.description:
         result["description"] = prompt.description

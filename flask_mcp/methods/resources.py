@@ -56,6 +56,8 @@ def read_resource(call: Call) -> dict[str, t.Any]:
             kwargs = resource.load_variables(variables)
         except ma.ValidationError as exc:
             raise MCPError(INVALID_PARAMS, f"Invalid params: {describe_validation_error(exc)}", {"uri": uri}) from None
+    if resource.context_param:
+        kwargs[resource.context_param] = call.context()
     try:
         value = call.server.invoke(resource.func, kwargs)
     except NotFoundError:

@@ -42,6 +42,8 @@ def call_tool(call: Call) -> dict[str, t.Any]:
         kwargs = tool.load_arguments(arguments)
     except ma.ValidationError as exc:
         return error_result(f"Invalid arguments: {describe_validation_error(exc)}")
+    if tool.context_param:
+        kwargs[tool.context_param] = call.context()
     try:
         value = call.server.invoke(tool.func, kwargs)
     except Exception as exc:

@@ -17,6 +17,7 @@ from .. import jsonrpc
 from ..jsonrpc import INVALID_REQUEST, MCPError
 from ..server import ClientState
 from ..versions import DEFAULT_NEGOTIATED_VERSION, SUPPORTED_PROTOCOL_VERSIONS
+from . import streaming
 from .guard import host_allowed, origin_allowed
 
 if t.TYPE_CHECKING:
@@ -169,6 +170,15 @@ def _dispatch(
         client = ClientState(protocol_version=version or DEFAULT_NEGOTIATED_VERSION)
     else:
         session_id, client = _session(state, environ, msg_id)
+        client.session_id = session_id
+        if isinstance(message, jsonrpc.Response):
+            # The answer to a request a handler sent: it may wait in any process.
+            state.mailbox.deliver(session_id, message.id, {"result": message.result, "error": message.error})  # type: ignore[union-attr]
+            return Response(status=202)
+        if isinstance(message, jsonrpc.Notification) and message.method == "notifications/cancelled":
+            state.mailbox.cancel(session_id, message.params.get("requestId"))  # type: ignore[union-attr]
+    if isinstance(message, jsonrpc.Request) and state.server.needs_channel(message):
+        return streaming.respond(state, message, client)
     response = state.server.handle(message, client)
     if client.changed and session_id is not None:
         state.sessions.save(session_id, client)  # type: ignore[union-attr]

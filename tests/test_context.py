@@ -1,0 +1,134 @@
+"""The Context handlers receive, against a recording channel (no transport)."""
+
+from __future__ import annotations
+
+import typing as t
+
+import marshmallow as ma
+import pytest
+
+from flask_mcp import Context, jsonrpc
+from flask_mcp.jsonrpc import MCPError
+from flask_mcp.registry import Registry
+from flask_mcp.server import Call, ClientState, Server
+
+
+class Recorder:
+    """A Channel that records what it is asked to send and answers requests from a script."""
+
+    def __init__(self, answers: dict[str, dict[str, t.Any]] | None = None, cancelled: bool = False) -> None:
+        self.sent: list[tuple[str, dict[str, t.Any]]] = []
+        self.answers = answers or {}
+        self.is_cancelled = cancelled
+
+    def notify(self, method: str, params: dict[str, t.Any]) -> None:
+        self.sent.append((method, params))
+
+    def request(self, method: str, params: dict[str, t.Any], timeout: float) -> dict[str, t.Any]:
+        self.sent.append((method, params))
+        return self.answers[method]
+
+    def cancelled(self) -> bool:
+        return self.is_cancelled
+
+
+def make_context(channel: Recorder | None, params: dict[str, t.Any] | None = None, **state: t.Any) -> Context:
+    call = Call(Server(Registry(), name="n", version="1"), ClientState(**state), "tools/call", params or {}, 7, channel)
+    return call.context()
+
+
+def test_progress_needs_a_token_and_only_increases() -> None:
+    channel = Recorder()
+    make_context(channel).report_progress(1)
+    assert channel.sent == []
+    context = make_context(channel, {"_meta": {"progressToken": "tok"}})
+    for value in (1, 3, 2, 3, 5):
+        context.report_progress(value, total=5, message=f"at {value}")
+    assert [p["progress"] for _, p in channel.sent] == [1, 3, 5]
+    assert channel.sent[0] == (
+        "notifications/progress",
+        {"progressToken": "tok", "progress": 1, "total": 5, "message": "at 1"},
+    )
+
+
+@pytest.mark.parametrize(("wanted", "sent"), [(None, 3), ("debug", 3), ("warning", 2), ("emergency", 0)])
+def test_log_follows_the_level_the_client_set(wanted: str | None, sent: int) -> None:
+    channel = Recorder()
+    context = make_context(channel, log_level=wanted)
+    context.info("a")
+    context.warning({"b": 1}, logger="db")
+    context.error("c")
+    assert len(channel.sent) == sent
+    if sent == 2:
+        assert channel.sent[0] == ("notifications/message", {"level": "warning", "data": {"b": 1}, "logger": "db"})
+    with pytest.raises(ValueError, match="unknown log level"):
+        context.log("loud", "x")
+
+
+def test_sampling_builds_the_request_and_returns_the_answer() -> None:
+    answer = {"role": "assistant", "content": {"type": "text", "text": "42"}, "model": "m"}
+    channel = Recorder({"sampling/createMessage": answer})
+    context = make_context(channel, capabilities={"sampling": {}})
+    assert context.sample("question?", 50, system_prompt="be brief", temperature=0.0) == answer
+    method, params = channel.sent[0]
+    assert method == "sampling/createMessage"
+    assert params == {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "question?"}}],
+        "maxTokens": 50,
+        "systemPrompt": "be brief",
+        "temperature": 0.0,
+    }
+
+
+class Preferences(ma.Schema):
+    name = ma.fields.String(required=True, metadata={"description": "Your name"})
+    size = ma.fields.String(load_default="m", validate=ma.validate.OneOf(["s", "m", "l"]))
+    newsletter = ma.fields.Boolean(load_default=False)
+
+
+def test_elicit_sends_a_flat_requested_schema_from_marshmallow() -> None:
+    channel = Recorder({"elicitation/create": {"action": "accept", "content": {"name": "Ada"}}})
+    result = make_context(channel, capabilities={"elicitation": {}}).elicit("Who?", Preferences)
+    assert (result.action, result.content) == ("accept", {"name": "Ada"})
+    _, params = channel.sent[0]
+    assert params["mode"] == "form" and params["message"] == "Who?"
+    assert params["requestedSchema"] == {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "Your name"},
+            "size": {"type": "string", "default": "m", "enum": ["s", "m", "l"]},
+            "newsletter": {"type": "boolean", "default": False},
+        },
+        "required": ["name"],
+    }
+
+
+def test_url_elicitation_needs_the_url_capability() -> None:
+    channel = Recorder({"elicitation/create": {"action": "accept"}})
+    with pytest.raises(MCPError, match="URL-mode"):
+        make_context(channel, capabilities={"elicitation": {"form": {}}}).elicit_url("Log in", "https://x", "e1")
+    result = make_context(channel, capabilities={"elicitation": {"url": {}}}).elicit_url("Log in", "https://x", "e1")
+    assert result.action == "accept"
+    assert channel.sent[-1][1] == {"mode": "url", "message": "Log in", "url": "https://x", "elicitationId": "e1"}
+
+
+@pytest.mark.parametrize("call", [lambda c: c.sample("x", 1), lambda c: c.elicit("x", {}), lambda c: c.list_roots()])
+def test_requests_need_the_client_capability(call: t.Callable[[Context], t.Any]) -> None:
+    with pytest.raises(MCPError, match="did not declare") as info:
+        call(make_context(Recorder()))
+    assert info.value.code == jsonrpc.INTERNAL_ERROR
+
+
+def test_without_a_channel_notifications_drop_and_requests_fail() -> None:
+    context = make_context(None, {"_meta": {"progressToken": 1}}, capabilities={"roots": {}})
+    context.report_progress(1)
+    context.info("dropped")
+    assert context.cancelled is False
+    with pytest.raises(MCPError, match="needs a transport"):
+        context.list_roots()
+
+
+def test_identity_and_cancellation() -> None:
+    context = make_context(Recorder(cancelled=True), capabilities={"roots": {}}, session_id="s1")
+    assert (context.request_id, context.session_id, context.cancelled) == (7, "s1", True)
+    assert context.client_capabilities == {"roots": {}}
