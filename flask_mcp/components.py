@@ -35,6 +35,31 @@ SchemaLike = t.Union[type[ma.Schema], ma.Schema, t.Mapping[str, fields.Field[t.A
 Completer = t.Union[t.Sequence[str], t.Callable[[str, dict[str, str]], t.Iterable[str]]]
 
 
+def is_json_schema(schema: t.Any) -> bool:
+    """Whether *schema* is a JSON Schema dict (rather than a dict of marshmallow fields)."""
+    return isinstance(schema, t.Mapping) and not any(isinstance(v, fields.Field) for v in schema.values())
+
+
+def validate_json_schema(schema: dict[str, t.Any], instance: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Check *instance* against a raw JSON Schema when ``jsonschema`` is installed.
+
+    :raises marshmallow.ValidationError: naming each offending location, so
+        raw schemas fail like marshmallow ones.
+    """
+    try:
+        import jsonschema
+    except ImportError:  # optional: without it a raw schema is advertised, not enforced
+        return instance
+    validator = jsonschema.Draft202012Validator(schema)
+    messages: dict[str, list[str]] = {}
+    for error in validator.iter_errors(instance):
+        location = ".".join(str(part) for part in error.absolute_path) or "_schema"
+        messages.setdefault(location, []).append(error.message)
+    if messages:
+        raise ma.ValidationError(messages)
+    return instance
+
+
 def as_schema(schema: SchemaLike, name: str) -> ma.Schema:
     """Return a schema instance for a class, an instance or a dict of fields."""
     if isinstance(schema, ma.Schema):
@@ -102,7 +127,8 @@ class Tool:
 
     func: t.Callable[..., t.Any]
     name: str
-    input_schema: ma.Schema
+    #: A marshmallow schema, or a raw JSON Schema dict advertised verbatim.
+    input_schema: ma.Schema | dict[str, t.Any]
     title: str | None = None
     description: str | None = None
     output_schema: ma.Schema | None = None
@@ -119,7 +145,11 @@ class Tool:
             name=self.name,
             title=self.title,
             description=self.description,
-            inputSchema=schema_to_json_schema(self.input_schema, "input"),
+            inputSchema=(
+                self.input_schema
+                if isinstance(self.input_schema, dict)
+                else schema_to_json_schema(self.input_schema, "input")
+            ),
             outputSchema=schema_to_json_schema(self.output_schema, "output") if self.output_schema else None,
             annotations=self.annotations,
             icons=self.icons,
@@ -128,6 +158,8 @@ class Tool:
 
     def load_arguments(self, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
         """Validate *arguments*; raises :class:`marshmallow.ValidationError`."""
+        if isinstance(self.input_schema, dict):
+            return validate_json_schema(self.input_schema, arguments)
         return t.cast(dict[str, t.Any], self.input_schema.load(arguments))
 
 

@@ -34,6 +34,10 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_SSE_KEEPALIVE": 15,
     # Reconnection delay (ms) suggested to clients in the first event of a stream.
     "MCP_SSE_RETRY_MS": 1000,
+    # Seconds a GET event stream stays open before the server ends it (clients reconnect).
+    "MCP_SSE_MAX_LIFETIME": 300,
+    # Seconds between looks at the event log for a GET stream.
+    "MCP_SSE_POLL_INTERVAL": 0.05,
     # Hide exception detail from clients; None means "unless app.debug".
     "MCP_MASK_ERRORS": None,
     # flask-caching backend of the session store (any CACHE_* key works as MCP_CACHE_*).
@@ -64,6 +68,8 @@ class Settings:
     client_request_timeout: float = 300.0
     sse_keepalive: float = 15.0
     sse_retry_ms: int = 1000
+    sse_max_lifetime: float = 300.0
+    sse_poll_interval: float = 0.05
 
     @classmethod
     def from_app(cls, app: Flask) -> Settings:
@@ -87,6 +93,8 @@ class Settings:
             client_request_timeout=float(config["MCP_CLIENT_REQUEST_TIMEOUT"]),
             sse_keepalive=float(config["MCP_SSE_KEEPALIVE"]),
             sse_retry_ms=int(config["MCP_SSE_RETRY_MS"]),
+            sse_max_lifetime=float(config["MCP_SSE_MAX_LIFETIME"]),
+            sse_poll_interval=float(config["MCP_SSE_POLL_INTERVAL"]),
             cache_config={
                 "CACHE_" + key[len(_CACHE_PREFIX) :]: value
                 for key, value in config.items()

@@ -51,6 +51,9 @@ class Channel(t.Protocol):
         """Whether the client cancelled the current request."""
         ...
 
+    def close_stream(self) -> None:
+        """End the live event stream; the client resumes it later (SSE polling)."""
+
 
 @dataclasses.dataclass(frozen=True)
 class ElicitResult:
@@ -104,6 +107,17 @@ class Context:
         """Whether the client sent ``notifications/cancelled`` for this request."""
         return self._channel is not None and self._channel.cancelled()
 
+    def close_stream(self) -> None:
+        """End this request's event stream now, on purpose.
+
+        The handler goes on; what it sends afterwards (and its result) waits
+        in the session's event log until the client reconnects with
+        ``Last-Event-ID``, as the client was told to with the stream's
+        ``retry`` field. This spares a connection during long work.
+        """
+        if self._channel is not None:
+            self._channel.close_stream()
+
     def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress``; a no-op without a progress token.
 
@@ -141,6 +155,10 @@ class Context:
         """:meth:`log` at ``info``."""
         self.log("info", data, logger)
 
+    def notice(self, data: t.Any, logger: str | None = None) -> None:
+        """:meth:`log` at ``notice``."""
+        self.log("notice", data, logger)
+
     def warning(self, data: t.Any, logger: str | None = None) -> None:
         """:meth:`log` at ``warning``."""
         self.log("warning", data, logger)
@@ -148,6 +166,18 @@ class Context:
     def error(self, data: t.Any, logger: str | None = None) -> None:
         """:meth:`log` at ``error``."""
         self.log("error", data, logger)
+
+    def critical(self, data: t.Any, logger: str | None = None) -> None:
+        """:meth:`log` at ``critical``."""
+        self.log("critical", data, logger)
+
+    def alert(self, data: t.Any, logger: str | None = None) -> None:
+        """:meth:`log` at ``alert``."""
+        self.log("alert", data, logger)
+
+    def emergency(self, data: t.Any, logger: str | None = None) -> None:
+        """:meth:`log` at ``emergency``."""
+        self.log("emergency", data, logger)
 
     def _request(self, capability: str, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
         if capability not in self.client_capabilities:
@@ -215,9 +245,38 @@ class Context:
 
 
 def _requested_schema(schema: type[ma.Schema] | ma.Schema) -> dict[str, t.Any]:
-    """An elicitation ``requestedSchema``: a flat object of primitive properties."""
-    converted = schema_to_json_schema(schema, "input")
-    requested: dict[str, t.Any] = {"type": "object", "properties": converted["properties"]}
+    """An elicitation ``requestedSchema``: a flat object of primitive properties.
+
+    Choices follow SEP-1330: ``OneOf(choices)`` gives ``enum`` (a ``List``
+    of it, a multi-select); ``OneOf(choices, labels=...)`` gives titled
+    options (``oneOf``, or ``items.anyOf`` for a list); an ``enumNames``
+    entry in a field's metadata keeps the legacy titled form.
+    """
+    instance = schema() if isinstance(schema, type) else schema
+    converted = schema_to_json_schema(instance, "input")
+    properties = converted["properties"]
+    for name, field in instance.fields.items():
+        if name not in properties:
+            continue
+        target = properties[name]
+        inner = field.inner if isinstance(field, ma.fields.List) else field
+        if isinstance(field, ma.fields.List):
+            target = target.setdefault("items", {})
+        for validator in inner.validators:
+            if isinstance(validator, ma.validate.OneOf) and validator.labels:
+                titled = [
+                    {"const": c, "title": str(label)}
+                    for c, label in zip(validator.choices, validator.labels, strict=False)
+                ]
+                target.pop("enum", None)
+                if isinstance(field, ma.fields.List):
+                    target.pop("type", None)
+                    target["anyOf"] = titled
+                else:
+                    target["oneOf"] = titled
+        if "enumNames" in field.metadata:
+            properties[name]["enumNames"] = list(field.metadata["enumNames"])
+    requested: dict[str, t.Any] = {"type": "object", "properties": properties}
     if converted.get("required"):
         requested["required"] = converted["required"]
     return requested

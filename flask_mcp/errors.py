@@ -6,6 +6,8 @@ import typing as t
 
 import marshmallow as ma
 
+from .jsonrpc import MCPError
+
 __all__ = ["NotFoundError", "ToolError", "describe_exception", "describe_validation_error", "is_expected"]
 
 #: Shown instead of the exception text when details are masked.
@@ -53,7 +55,7 @@ def describe_validation_error(error: ma.ValidationError) -> str:
 
 def is_expected(exc: BaseException) -> bool:
     """Whether *exc* is a failure the handler meant to report, rather than a bug."""
-    return isinstance(exc, (ToolError, ma.ValidationError))
+    return isinstance(exc, (ToolError, ma.ValidationError, MCPError))
 
 
 def describe_exception(exc: BaseException, *, expose: bool) -> str:
@@ -67,6 +69,8 @@ def describe_exception(exc: BaseException, *, expose: bool) -> str:
         return str(exc)
     if isinstance(exc, ma.ValidationError):
         return describe_validation_error(exc)
+    if isinstance(exc, MCPError):  # e.g. the client did not answer a sampling request in time
+        return exc.message
     if expose:
         return f"{type(exc).__name__}: {exc}"
     return MASKED_MESSAGE

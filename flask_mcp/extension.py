@@ -8,7 +8,7 @@ import inspect
 import logging
 import typing as t
 
-from flask import Blueprint, Flask, Response, current_app
+from flask import Blueprint, Flask, Response, current_app, has_app_context
 from flask.blueprints import BlueprintSetupState
 from flask_caching import Cache
 from flask_caching.backends import NullCache
@@ -17,6 +17,7 @@ from werkzeug.exceptions import HTTPException
 from .components import Prompt, Resource, ResourceTemplate, Tool
 from .config import Settings
 from .errors import NotFoundError, ToolError
+from .events import BROADCAST, EventLog
 from .jsonrpc import INTERNAL_ERROR
 from .registration import (
     PromptOptions,
@@ -37,6 +38,13 @@ logger = logging.getLogger("flask_mcp")
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
+_LIST_CHANGED = {
+    "tools": "notifications/tools/list_changed",
+    "resources": "notifications/resources/list_changed",
+    "templates": "notifications/resources/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+}
+
 
 @dataclasses.dataclass
 class MCPState:
@@ -49,6 +57,8 @@ class MCPState:
     sessions: SessionStore | None
     #: Answers, cancellations and in-flight ids across requests; ``None`` when stateless.
     mailbox: Mailbox | None = None
+    #: Messages of event streams, for resumption and broadcasts; ``None`` when stateless.
+    events: EventLog | None = None
 
 
 def _app_is_debug() -> bool:
@@ -120,6 +130,7 @@ class MCP:
         self.cache = cache
         #: Everything registered with the decorators; shared by every app.
         self.registry = Registry()
+        self.registry.on_change(self._announce_change)
         #: The blueprint serving the endpoint. :meth:`init_app` registers it,
         #: or register it yourself: ``app.register_blueprint(mcp.blueprint)``.
         self.blueprint = Blueprint(blueprint_name, __name__, url_prefix="/mcp")
@@ -156,11 +167,12 @@ class MCP:
                 return
             raise RuntimeError("another MCP extension is already set up on this app")
         settings = Settings.from_app(app)
-        sessions = mailbox = None
+        sessions = mailbox = events = None
         if not settings.stateless:
             cache = self._session_cache(app, settings)
             sessions = SessionStore(cache, settings.session_ttl)
             mailbox = Mailbox(cache, max(settings.session_ttl, int(settings.client_request_timeout) + 60))
+            events = EventLog(cache, settings.session_ttl)
         server = Server(
             self.registry,
             name=self.name or app.name,
@@ -172,7 +184,7 @@ class MCP:
             invoke=_invoke_in_app,
             client_request_timeout=settings.client_request_timeout,
         )
-        app.extensions["mcp"] = MCPState(self, settings, server, sessions, mailbox)
+        app.extensions["mcp"] = MCPState(self, settings, server, sessions, mailbox, events)
 
     def _session_cache(self, app: Flask, settings: Settings) -> Cache:
         cache = self.cache
@@ -259,6 +271,25 @@ class MCP:
             return f
 
         return register(func) if func is not None else register
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Send ``notifications/resources/updated`` to every session subscribed to *uri*.
+
+        Call it inside an app context (a request, a CLI command or
+        ``with app.app_context()``); the message reaches the sessions' GET
+        streams in whichever process holds them.
+        """
+        self._broadcast("notifications/resources/updated", {"uri": uri})
+
+    def _announce_change(self, kind: str) -> None:
+        # Registrations at import time happen before any app exists: nobody to tell.
+        if has_app_context():
+            self._broadcast(_LIST_CHANGED[kind], {})
+
+    def _broadcast(self, method: str, params: dict[str, t.Any]) -> None:
+        state = current_app.extensions.get("mcp")
+        if state is not None and state.mcp is self and state.events is not None:
+            state.events.append(None, BROADCAST, {"jsonrpc": "2.0", "method": method, "params": params})
 
     @property
     def tools(self) -> t.Mapping[str, Tool]:

@@ -22,6 +22,7 @@ from .components import (
     as_schema,
     completers_for,
     describe,
+    is_json_schema,
     normalize_icons,
     output_schema_from_hints,
 )
@@ -45,8 +46,9 @@ class ToolOptions(t.TypedDict, total=False):
     title: str | None
     #: Defaults to the docstring.
     description: str | None
-    #: Schema of the arguments; defaults to one built from the type hints.
-    input_schema: SchemaLike | None
+    #: Schema of the arguments (marshmallow, or a JSON Schema dict advertised
+    #: verbatim); defaults to one built from the type hints.
+    input_schema: SchemaLike | dict[str, t.Any] | None
     #: Schema the result is dumped through, advertised as ``outputSchema``.
     output_schema: SchemaLike | None
     #: ``ToolAnnotations`` hints such as ``{"readOnlyHint": True}``.
@@ -118,14 +120,20 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
         raise ValueError(f"invalid tool name {name!r}: use 1-128 letters, digits, '_', '-' or '.'")
     input_schema = options.get("input_schema")
     output_schema = options.get("output_schema")
+    arguments: ma.Schema | dict[str, t.Any]
+    if input_schema is None:
+        arguments = schema_from_signature(func, name=f"{name}_arguments")()
+    elif is_json_schema(input_schema):
+        # A hand-written JSON Schema is advertised verbatim ($schema, $defs, ...).
+        arguments = dict(t.cast(t.Mapping[str, t.Any], input_schema))
+        if arguments.get("type") != "object":
+            raise ValueError(f'tool {name!r}: a JSON Schema input_schema must have "type": "object"')
+    else:
+        arguments = as_schema(input_schema, f"{name}_arguments")
     return Tool(
         func=func,
         name=name,
-        input_schema=(
-            as_schema(input_schema, f"{name}_arguments")
-            if input_schema is not None
-            else schema_from_signature(func, name=f"{name}_arguments")()
-        ),
+        input_schema=arguments,
         title=options.get("title"),
         description=describe(func, options.get("description")),
         output_schema=(

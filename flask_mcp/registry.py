@@ -67,6 +67,11 @@ class Registry:
         self.prompts: dict[str, Prompt] = {}
         self._listings: dict[Kind, list[dict[str, t.Any]]] = {}
         self._results: dict[tuple[Kind, int, int | None], jsonrpc.Encoded] = {}
+        self._listeners: list[t.Callable[[Kind], None]] = []
+
+    def on_change(self, listener: t.Callable[[Kind], None]) -> None:
+        """Call *listener* with the kind of every component registered from now on."""
+        self._listeners.append(listener)
 
     def add_tool(self, tool: Tool) -> None:
         """Register *tool* under its name."""
@@ -89,6 +94,8 @@ class Registry:
         table[key] = component
         self._listings.pop(kind, None)
         self._results = {k: v for k, v in self._results.items() if k[0] != kind}
+        for listener in self._listeners:
+            listener(kind)
 
     def page(self, kind: Kind, cursor: str | None, size: int | None) -> Page:
         """Return one page of the *kind* listing.

@@ -48,6 +48,8 @@ class ClientState:
     client_info: dict[str, t.Any] | None = None
     capabilities: dict[str, t.Any] = dataclasses.field(default_factory=dict)
     log_level: str | None = None
+    #: Resource URIs the client subscribed to.
+    subscriptions: list[str] = dataclasses.field(default_factory=list)
     #: Set by handlers that modified the state; not persisted.
     changed: bool = dataclasses.field(default=False, compare=False)
     #: The transport's session id, if any; not persisted.
@@ -62,6 +64,8 @@ class ClientState:
             data["c"] = self.capabilities
         if self.log_level:
             data["l"] = self.log_level
+        if self.subscriptions:
+            data["s"] = self.subscriptions
         return data
 
     @classmethod
@@ -72,6 +76,7 @@ class ClientState:
             client_info=data.get("i"),
             capabilities=data.get("c") or {},
             log_level=data.get("l"),
+            subscriptions=list(data.get("s") or ()),
         )
 
 
@@ -175,11 +180,11 @@ class Server:
         caps: dict[str, t.Any] = {"logging": {}}
         registry = self.registry
         if registry.tools:
-            caps["tools"] = {"listChanged": False}
+            caps["tools"] = {"listChanged": True}
         if registry.resources or registry.templates:
-            caps["resources"] = {"subscribe": False, "listChanged": False}
+            caps["resources"] = {"subscribe": True, "listChanged": True}
         if registry.prompts:
-            caps["prompts"] = {"listChanged": False}
+            caps["prompts"] = {"listChanged": True}
         if registry.has_completions():
             caps["completions"] = {}
         return caps

@@ -132,3 +132,39 @@ def test_identity_and_cancellation() -> None:
     context = make_context(Recorder(cancelled=True), capabilities={"roots": {}}, session_id="s1")
     assert (context.request_id, context.session_id, context.cancelled) == (7, "s1", True)
     assert context.client_capabilities == {"roots": {}}
+
+
+class Choices(ma.Schema):
+    untitled_single = ma.fields.String(validate=ma.validate.OneOf(["a", "b"]))
+    titled_single = ma.fields.String(validate=ma.validate.OneOf(["v1", "v2"], labels=["One", "Two"]))
+    legacy = ma.fields.String(validate=ma.validate.OneOf(["o1", "o2"]), metadata={"enumNames": ["O1", "O2"]})
+    untitled_multi = ma.fields.List(
+        ma.fields.String(validate=ma.validate.OneOf(["a", "b"])), validate=ma.validate.Length(min=1, max=2)
+    )
+    titled_multi = ma.fields.List(ma.fields.String(validate=ma.validate.OneOf(["v1", "v2"], labels=["One", "Two"])))
+
+
+def test_elicit_schema_has_every_sep1330_enum_form() -> None:
+    channel = Recorder({"elicitation/create": {"action": "decline"}})
+    assert make_context(channel, capabilities={"elicitation": {}}).elicit("Pick", Choices).action == "decline"
+    properties = channel.sent[0][1]["requestedSchema"]["properties"]
+    titled = [{"const": "v1", "title": "One"}, {"const": "v2", "title": "Two"}]
+    assert properties["untitled_single"] == {"type": "string", "enum": ["a", "b"]}
+    assert properties["titled_single"] == {"type": "string", "oneOf": titled}
+    assert properties["legacy"] == {"type": "string", "enum": ["o1", "o2"], "enumNames": ["O1", "O2"]}
+    assert properties["untitled_multi"] == {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": 2,
+        "items": {"type": "string", "enum": ["a", "b"]},
+    }
+    assert properties["titled_multi"] == {"type": "array", "items": {"anyOf": titled}}
+
+
+def test_all_level_helpers() -> None:
+    channel = Recorder()
+    context = make_context(channel)
+    for level in ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"):
+        getattr(context, level)(level)
+    assert [params["level"] for _, params in channel.sent] == [params["data"] for _, params in channel.sent]
+    assert len(channel.sent) == 8

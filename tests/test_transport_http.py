@@ -491,9 +491,9 @@ def test_body_size_limit(small_client: t.Any, schema_checker: t.Any, chunked: bo
 # -- HTTP methods ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", ["GET", "PUT", "PATCH"])
+@pytest.mark.parametrize("method", ["PUT", "PATCH"])
 def test_other_methods_are_json_405(client: t.Any, schema_checker: t.Any, method: str) -> None:
-    """GET, PUT and PATCH are 405 with Allow and a JSON body, never HTML."""
+    """PUT and PATCH are 405 with Allow and a JSON body, never HTML."""
     response = client.http.open("/mcp", method=method, headers=client.headers())
     assert b"<html" not in response.get_data().lower()
     assert_error(schema_checker, response, 405, -32600)
@@ -502,7 +502,7 @@ def test_other_methods_are_json_405(client: t.Any, schema_checker: t.Any, method
     assert method not in allowed
 
 
-@pytest.mark.parametrize(("stateless", "allow"), [(False, "POST, DELETE, OPTIONS"), (True, "POST, OPTIONS")])
+@pytest.mark.parametrize(("stateless", "allow"), [(False, "GET, POST, DELETE, OPTIONS"), (True, "POST, OPTIONS")])
 def test_options_names_what_is_allowed(
     mcp: t.Any, make_app: t.Callable[..., Flask], stateless: bool, allow: str
 ) -> None:

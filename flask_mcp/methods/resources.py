@@ -63,3 +63,23 @@ def read_resource(call: Call) -> dict[str, t.Any]:
     except NotFoundError:
         raise not_found(uri) from None
     return {"contents": resource_contents(value, uri, resource.mime_type, resource.output_schema)}
+
+
+@request("resources/subscribe")
+def subscribe(call: Call) -> dict[str, t.Any]:
+    """Remember that the client wants ``notifications/resources/updated`` for a URI."""
+    uri = call.param("uri", str)
+    if uri not in call.state.subscriptions:
+        call.state.subscriptions.append(uri)
+        call.state.changed = True
+    return {}
+
+
+@request("resources/unsubscribe")
+def unsubscribe(call: Call) -> dict[str, t.Any]:
+    """Stop the updates for a URI."""
+    uri = call.param("uri", str)
+    if uri in call.state.subscriptions:
+        call.state.subscriptions.remove(uri)
+        call.state.changed = True
+    return {}

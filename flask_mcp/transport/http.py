@@ -75,6 +75,8 @@ def endpoint() -> Response:
             return _post(state, environ)
         if method == "DELETE" and not state.settings.stateless:
             return _delete(state, environ)
+        if method == "GET" and not state.settings.stateless:
+            return _get(state, environ)
         if method == "OPTIONS":
             return Response(status=204, headers={"Allow": _allowed(state)})
     except _Reject as reject:
@@ -83,7 +85,7 @@ def endpoint() -> Response:
 
 
 def _allowed(state: MCPState) -> str:
-    return "POST, OPTIONS" if state.settings.stateless else "POST, DELETE, OPTIONS"
+    return "POST, OPTIONS" if state.settings.stateless else "GET, POST, DELETE, OPTIONS"
 
 
 def _method_not_allowed(state: MCPState) -> Response:
@@ -206,6 +208,15 @@ def _session(state: MCPState, environ: WSGIEnvironment, msg_id: jsonrpc.RequestI
     if client is None:
         raise _Reject(error_response(404, "Session not found", SESSION_NOT_FOUND, msg_id=msg_id))
     return session_id, client
+
+
+def _get(state: MCPState, environ: WSGIEnvironment) -> Response:
+    accept = environ.get("HTTP_ACCEPT", "")
+    if accept and "text/event-stream" not in accept and "*/*" not in accept:
+        return error_response(406, "Not Acceptable: the client must accept text/event-stream")
+    session_id, client = _session(state, environ, None)
+    client.session_id = session_id
+    return streaming.resume_or_listen(state, client, environ.get("HTTP_LAST_EVENT_ID"))
 
 
 def _delete(state: MCPState, environ: WSGIEnvironment) -> Response:

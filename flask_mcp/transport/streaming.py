@@ -16,26 +16,31 @@ process or host; they travel through the session cache
 from __future__ import annotations
 
 import itertools
+import json
 import queue
 import secrets
 import threading
+import time
 import typing as t
 
 from flask import Response, copy_current_request_context, stream_with_context
 
 from .. import jsonrpc
+from ..events import BROADCAST, parse_event_id
 from ..jsonrpc import MCPError
 
 if t.TYPE_CHECKING:
+    from ..events import EventLog
     from ..extension import MCPState
     from ..server import ClientState
 
-__all__ = ["HTTPChannel", "respond", "sse_event"]
+__all__ = ["HTTPChannel", "respond", "resume_or_listen", "sse_event"]
 
 #: Error code when the client did not answer a server-to-client request in time.
 REQUEST_TIMEOUT = -32001
 _DONE = "done"
 _MESSAGE = "message"
+_CLOSE = "close"
 
 
 def sse_event(data: bytes, event_id: str | None = None, retry_ms: int | None = None) -> bytes:
@@ -52,17 +57,53 @@ def sse_event(data: bytes, event_id: str | None = None, retry_ms: int | None = N
 
 
 class HTTPChannel:
-    """The :class:`~flask_mcp.context.Channel` of one POST handled with SSE."""
+    """The :class:`~flask_mcp.context.Channel` of one POST handled with SSE.
+
+    Every message is appended to the session's event log (so the stream can
+    be resumed with ``Last-Event-ID``, in any process) and queued for the
+    live stream, if it is still open.
+    """
 
     def __init__(self, state: MCPState, client: ClientState, request_id: jsonrpc.RequestId) -> None:
         self.state = state
         self.client = client
         self.request_id = request_id
-        self.outbox: queue.Queue[tuple[str, t.Any]] = queue.Queue()
+        self.stream_id = secrets.token_urlsafe(9)
+        self.outbox: queue.Queue[tuple[str, str | None, t.Any]] = queue.Queue()
+        self._numbers = itertools.count(1)
+        #: Set by the first message: from then on the answer is an event stream.
+        self.streaming = False
+        # Guards the switch: the final response must know whether a stream began.
+        self.lock = threading.RLock()
+
+    def send(self, kind: str, message: dict[str, t.Any]) -> None:
+        """Log *message* under the next event id of this stream and queue it."""
+        with self.lock:
+            self.streaming = True
+            events, session_id = self.state.events, self.client.session_id
+            if events is not None and session_id is not None:
+                event_id: str | None = events.append(session_id, self.stream_id, message)
+            else:
+                event_id = f"{self.stream_id}:{next(self._numbers)}"
+            self.outbox.put((kind, event_id, message))
+
+    def finish(self, response: dict[str, t.Any]) -> None:
+        """Deliver the final response: plain JSON if nothing was streamed, else the last event."""
+        with self.lock:
+            if self.streaming:
+                self.send(_DONE, json.loads(self.state.server.serialize(response)))
+            else:
+                self.outbox.put((_DONE, None, response))
 
     def notify(self, method: str, params: dict[str, t.Any]) -> None:
-        """Queue a notification for the event stream."""
-        self.outbox.put((_MESSAGE, {"jsonrpc": "2.0", "method": method, "params": params}))
+        """Send a notification on the event stream."""
+        self.send(_MESSAGE, {"jsonrpc": "2.0", "method": method, "params": params})
+
+    def close_stream(self) -> None:
+        """End the live stream now; later messages wait in the log for the client to resume."""
+        with self.lock:
+            self.streaming = True
+            self.outbox.put((_CLOSE, None, None))
 
     def request(self, method: str, params: dict[str, t.Any], timeout: float) -> dict[str, t.Any]:
         """Send a request on the stream and wait for the answer through the session cache."""
@@ -72,7 +113,7 @@ class HTTPChannel:
             raise MCPError(jsonrpc.INTERNAL_ERROR, f"{method} needs a session (the server is stateless)")
         outgoing_id = f"srv-{secrets.token_urlsafe(12)}"
         mailbox.expect(session_id, outgoing_id)
-        self.outbox.put((_MESSAGE, {"jsonrpc": "2.0", "id": outgoing_id, "method": method, "params": params}))
+        self.send(_MESSAGE, {"jsonrpc": "2.0", "id": outgoing_id, "method": method, "params": params})
         answer = mailbox.wait(session_id, outgoing_id, timeout, self.cancelled)
         if answer is None:
             raise MCPError(REQUEST_TIMEOUT, f"the client did not answer {method} within {timeout:g} seconds")
@@ -109,36 +150,84 @@ def respond(state: MCPState, message: jsonrpc.Request, client: ClientState) -> R
             if mailbox is not None and session_id is not None:
                 mailbox.release(session_id, message.id)
             if response is None:
-                response = jsonrpc.failure(
-                    message.id, state.server.internal_error(RuntimeError("handler thread failed"))
-                )
-            channel.outbox.put((_DONE, response))
+                response = jsonrpc.failure(message.id, state.server.internal_error(RuntimeError("handler failed")))
+            channel.finish(response)
 
     threading.Thread(target=work, name=f"mcp-request-{message.id}", daemon=True).start()
-    kind, first = channel.outbox.get()
-    if kind == _DONE:
-        return Response(state.server.serialize(first), content_type="application/json")
+    first = channel.outbox.get()
+    if first[0] == _DONE and first[1] is None:  # nothing was streamed: the fast JSON answer
+        return Response(state.server.serialize(first[2]), content_type="application/json")
     return Response(
-        stream_with_context(_events(state, channel, first)),
+        stream_with_context(_post_stream(state, channel, first)),
         content_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
-def _events(state: MCPState, channel: HTTPChannel, first: dict[str, t.Any]) -> t.Iterator[bytes]:
-    stream_id = secrets.token_urlsafe(8)
-    counter = itertools.count(1)
+def _post_stream(state: MCPState, channel: HTTPChannel, first: tuple[str, str | None, t.Any]) -> t.Iterator[bytes]:
     keepalive = state.settings.sse_keepalive
     # The priming event (an id and no data) lets the client resume this stream.
-    yield sse_event(b"", f"{stream_id}:0", state.settings.sse_retry_ms)
-    yield sse_event(jsonrpc.encode(first), f"{stream_id}:{next(counter)}")
+    yield sse_event(b"", f"{channel.stream_id}:0", state.settings.sse_retry_ms)
+    item = first
     while True:
-        try:
-            kind, payload = channel.outbox.get(timeout=keepalive)
-        except queue.Empty:
-            yield b": keep-alive\n\n"  # a comment: proxies and clients see the stream is alive
-            continue
-        data = state.server.serialize(payload) if kind == _DONE else jsonrpc.encode(payload)
-        yield sse_event(data, f"{stream_id}:{next(counter)}")
+        kind, event_id, payload = item
+        if kind == _CLOSE:
+            return  # the client resumes with GET and Last-Event-ID
+        yield sse_event(jsonrpc.encode(payload), event_id)
         if kind == _DONE:
             return
+        while True:
+            try:
+                item = channel.outbox.get(timeout=keepalive)
+                break
+            except queue.Empty:
+                yield b": keep-alive\n\n"  # a comment: proxies and clients see the stream is alive
+
+
+def resume_or_listen(state: MCPState, client: ClientState, last_event_id: str | None) -> Response:
+    """The answer to GET: resume a stream after ``Last-Event-ID``, or listen to the session's stream."""
+    session_id = t.cast(str, client.session_id)
+    events = t.cast("EventLog", state.events)
+    parsed = parse_event_id(last_event_id) if last_event_id else None
+    if parsed is None:
+        stream, number = BROADCAST, events.last(session_id, BROADCAST)
+    else:
+        stream, number = parsed
+    return Response(
+        stream_with_context(_tail(state, client, stream, number)),
+        content_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def _tail(state: MCPState, client: ClientState, stream: str, number: int) -> t.Iterator[bytes]:
+    """Events of *stream* after *number*, as they are logged, until the stream's end or the lifetime cap."""
+    settings = state.settings
+    events = t.cast("EventLog", state.events)
+    session_id = t.cast(str, client.session_id)
+    yield sse_event(b"", f"{stream}:{number}", settings.sse_retry_ms)
+    started = last_sent = time.monotonic()
+    while time.monotonic() - started < settings.sse_max_lifetime:
+        for event_id, message in events.after(session_id, stream, number):
+            number = int(event_id.rpartition(":")[2])
+            if stream == BROADCAST and not _concerns(state, client, message):
+                continue
+            yield sse_event(jsonrpc.encode(message), event_id)
+            last_sent = time.monotonic()
+            if stream != BROADCAST and "method" not in message:
+                return  # the request's response: its stream is complete
+        if time.monotonic() - last_sent >= settings.sse_keepalive:
+            yield b": keep-alive\n\n"
+            last_sent = time.monotonic()
+        # Events may be logged by any process: the shared cache is the only
+        # place to look, so look again shortly.
+        time.sleep(settings.sse_poll_interval)
+
+
+def _concerns(state: MCPState, client: ClientState, message: dict[str, t.Any]) -> bool:
+    """Resource updates go only to sessions that subscribed to the URI."""
+    if message.get("method") != "notifications/resources/updated":
+        return True
+    session_id = t.cast(str, client.session_id)
+    current = state.sessions.load(session_id) if state.sessions is not None else None
+    return current is not None and message.get("params", {}).get("uri") in current.subscriptions

@@ -1,0 +1,267 @@
+"""The conformance suite's "everything" fixtures, built with flask_mcp's public API.
+
+Run it for the official suite with a real threaded server::
+
+    python examples/conformance/app.py --port 3001
+    # serves http://127.0.0.1:3001/mcp
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import typing as t
+
+from flask import Flask
+
+from flask_mcp import (
+    MCP,
+    AudioContent,
+    Context,
+    EmbeddedResource,
+    ImageContent,
+    PromptMessage,
+    TextContent,
+    ToolResult,
+)
+
+# A 1x1 PNG and a 44-byte WAV header, as the suite's reference server uses.
+IMAGE = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+AUDIO = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+
+mcp = MCP(name="mcp-conformance-test-server", version="1.0.0")
+
+
+@mcp.tool(description="Tests simple text content response")
+def test_simple_text() -> str:
+    return "This is a simple text response for testing."
+
+
+@mcp.tool(description="Tests image content response")
+def test_image_content() -> ImageContent:
+    return ImageContent(IMAGE, "image/png")
+
+
+@mcp.tool(description="Tests audio content response")
+def test_audio_content() -> AudioContent:
+    return AudioContent(AUDIO, "audio/wav")
+
+
+@mcp.tool(description="Tests embedded resource content response")
+def test_embedded_resource() -> EmbeddedResource:
+    return EmbeddedResource(
+        "test://embedded-resource", text="This is an embedded resource content.", mime_type="text/plain"
+    )
+
+
+@mcp.tool(description="Tests response with multiple content types (text, image, resource)")
+def test_multiple_content_types() -> list[t.Any]:
+    return [
+        TextContent("Multiple content types test:"),
+        ImageContent(IMAGE, "image/png"),
+        EmbeddedResource(
+            "test://mixed-content-resource",
+            text=json.dumps({"test": "data", "value": 123}),
+            mime_type="application/json",
+        ),
+    ]
+
+
+@mcp.tool(description="Tests tool that emits log messages during execution")
+def test_tool_with_logging(ctx: Context) -> str:
+    for message in ("Tool execution started", "Tool processing data", "Tool execution completed"):
+        ctx.info(message)
+    return "Tool with logging executed successfully"
+
+
+@mcp.tool(description="Tests tool that reports progress notifications")
+def test_tool_with_progress(ctx: Context) -> str:
+    for step in (0, 50, 100):
+        ctx.report_progress(step, total=100, message=f"Completed step {step} of 100")
+    return str(ctx.progress_token if ctx.progress_token is not None else 0)
+
+
+@mcp.tool(description="Tests error response handling")
+def test_error_handling() -> ToolResult:
+    return ToolResult(["This tool intentionally returns an error for testing"], is_error=True)
+
+
+@mcp.tool(
+    description="Tests SSE stream disconnection and client reconnection (SEP-1699). Server will close "
+    "the stream mid-call and send the result after client reconnects."
+)
+def test_reconnection(ctx: Context) -> str:
+    ctx.close_stream()
+    return (
+        "Reconnection test completed successfully. If you received this, the client properly reconnected "
+        "after stream closure."
+    )
+
+
+@mcp.tool(description="Tests server-initiated sampling (LLM completion request)")
+def test_sampling(prompt: t.Annotated[str, "The prompt to send to the LLM"], ctx: Context) -> str:
+    answer = ctx.sample([{"role": "user", "content": {"type": "text", "text": prompt}}], max_tokens=100)
+    return "LLM response: " + answer.get("content", {}).get("text", "No response")
+
+
+@mcp.tool(description="Tests server-initiated elicitation (user input request)")
+def test_elicitation(message: t.Annotated[str, "The message to show the user"], ctx: Context) -> str:
+    schema = {
+        "type": "object",
+        "properties": {"response": {"type": "string", "description": "User's response"}},
+        "required": ["response"],
+    }
+    result = ctx.elicit(message, schema)
+    return f"User response: action={result.action}, content={json.dumps(result.content or {})}"
+
+
+@mcp.tool(description="Tests elicitation with default values per SEP-1034")
+def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {
+                "type": "string",
+                "description": "User status",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active",
+            },
+            "verified": {"type": "boolean", "description": "Verification status", "default": True},
+        },
+        "required": [],
+    }
+    result = ctx.elicit("Please review and update the form fields with defaults", schema)
+    return f"Elicitation completed: action={result.action}, content={json.dumps(result.content or {})}"
+
+
+def _titled(prefix: str, titles: list[str]) -> list[dict[str, str]]:
+    return [{"const": f"{prefix}{i}", "title": title} for i, title in enumerate(titles, 1)]
+
+
+@mcp.tool(description="Tests elicitation with enum schema improvements per SEP-1330")
+def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    options = ["option1", "option2", "option3"]
+    schema = {
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "description": "Select one option", "enum": options},
+            "titledSingle": {
+                "type": "string",
+                "description": "Select one option with titles",
+                "oneOf": _titled("value", ["First Option", "Second Option", "Third Option"]),
+            },
+            "legacyEnum": {
+                "type": "string",
+                "description": "Select one option (legacy)",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {
+                "type": "array",
+                "description": "Select multiple options",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": {"type": "string", "enum": options},
+            },
+            "titledMulti": {
+                "type": "array",
+                "description": "Select multiple options with titles",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": {"anyOf": _titled("value", ["First Choice", "Second Choice", "Third Choice"])},
+            },
+        },
+        "required": [],
+    }
+    result = ctx.elicit("Please select options from the enum fields", schema)
+    return f"Elicitation completed: action={result.action}, content={json.dumps(result.content or {})}"
+
+
+@mcp.tool(
+    description="Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)",
+    input_schema={
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}
+        },
+        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "additionalProperties": False,
+    },
+)
+def json_schema_2020_12_tool(**arguments: t.Any) -> str:
+    return f"JSON Schema 2020-12 tool called with: {json.dumps(arguments)}"
+
+
+@mcp.resource("test://static-text", name="static-text", title="Static Text Resource",
+              description="A static text resource for testing", mime_type="text/plain")  # fmt: skip
+def static_text() -> str:
+    return "This is the content of the static text resource."
+
+
+@mcp.resource("test://static-binary", name="static-binary", title="Static Binary Resource",
+              description="A static binary resource (image) for testing", mime_type="image/png")  # fmt: skip
+def static_binary() -> bytes:
+    return base64.b64decode(IMAGE)
+
+
+@mcp.resource("test://watched-resource", name="watched-resource", title="Watched Resource",
+              description="A resource that auto-updates every 3 seconds", mime_type="text/plain")  # fmt: skip
+def watched_resource() -> str:
+    return "Watched resource content"
+
+
+@mcp.resource("test://template/{id}/data", name="template", title="Resource Template",
+              description="A resource template with parameter substitution", mime_type="application/json")  # fmt: skip
+def template(id: str) -> str:
+    return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+
+@mcp.prompt(title="Simple Test Prompt", description="A simple prompt without arguments")
+def test_simple_prompt() -> str:
+    return "This is a simple prompt for testing."
+
+
+@mcp.prompt(title="Prompt With Arguments", description="A prompt with required arguments")
+def test_prompt_with_arguments(
+    arg1: t.Annotated[str, "First test argument"], arg2: t.Annotated[str, "Second test argument"]
+) -> str:
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@mcp.prompt(title="Prompt With Embedded Resource", description="A prompt that includes an embedded resource")
+def test_prompt_with_embedded_resource(resourceUri: t.Annotated[str, "URI of the resource to embed"]) -> list[t.Any]:
+    return [
+        PromptMessage(
+            "user", EmbeddedResource(resourceUri, text="Embedded resource content for testing.", mime_type="text/plain")
+        ),
+        PromptMessage("user", "Please process the embedded resource above."),
+    ]
+
+
+@mcp.prompt(title="Prompt With Image", description="A prompt that includes image content")
+def test_prompt_with_image() -> list[t.Any]:
+    return [
+        PromptMessage("user", ImageContent(IMAGE, "image/png")),
+        PromptMessage("user", "Please analyze the image above."),
+    ]
+
+
+def create_app() -> Flask:
+    """The app; sessions in the default SimpleCache."""
+    app = Flask(__name__)
+    mcp.init_app(app)
+    return app
+
+
+app = create_app()
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="Serve the conformance fixtures at http://127.0.0.1:PORT/mcp")
+    parser.add_argument("--port", type=int, default=3001)
+    port = parser.parse_args().port
+    app.run(host="127.0.0.1", port=port, threaded=True)

@@ -1,0 +1,70 @@
+"""Server-to-client messages kept in the session cache, for event streams and resumption.
+
+Every message sent on an event stream is appended here under an id
+``<stream>:<n>``, scoped to its session. Any process sharing the cache can
+then replay a stream after the last id a client saw (``Last-Event-ID``), or
+keep tailing it, which is how a client resumes a stream that broke or that
+the server closed on purpose (SSE polling).
+
+Messages for every session (``notifications/*/list_changed``, resource
+updates) go to one shared stream, :data:`BROADCAST`; each session's GET
+stream reads it and keeps what concerns that session.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from flask_caching import Cache
+
+__all__ = ["BROADCAST", "EventLog", "parse_event_id"]
+
+#: The stream that carries messages for every session.
+BROADCAST = "all"
+_EVERYONE = "*"
+
+
+def parse_event_id(event_id: str) -> tuple[str, int] | None:
+    """``("stream", n)`` from ``"stream:n"``, or ``None`` for anything else."""
+    stream, _, number = event_id.strip().rpartition(":")
+    if not stream or not number.isdigit():
+        return None
+    return stream, int(number)
+
+
+class EventLog:
+    """Append-only logs of messages per session and stream, with a TTL.
+
+    :param cache: the session cache.
+    :param ttl: seconds an event stays available for replay.
+    """
+
+    def __init__(self, cache: Cache, ttl: int) -> None:
+        self.cache = cache
+        self.ttl = ttl
+
+    def _scope(self, session_id: str | None, stream: str) -> str:
+        return f"{_EVERYONE if stream == BROADCAST else session_id}:{stream}"
+
+    def append(self, session_id: str | None, stream: str, message: dict[str, t.Any]) -> str:
+        """Store *message* as the next event of the stream; returns its event id."""
+        scope = self._scope(session_id, stream)
+        # The backend's atomic increment (INCR on Redis) numbers the events.
+        number = int(self.cache.cache.inc(f"evn:{scope}") or 0)
+        self.cache.set(f"ev:{scope}:{number}", message, timeout=self.ttl)
+        return f"{stream}:{number}"
+
+    def last(self, session_id: str | None, stream: str) -> int:
+        """The number of the newest event of the stream (0 for none)."""
+        return int(self.cache.get(f"evn:{self._scope(session_id, stream)}") or 0)
+
+    def after(self, session_id: str | None, stream: str, number: int) -> list[tuple[str, dict[str, t.Any]]]:
+        """The events of the stream after event *number*, oldest first."""
+        scope = self._scope(session_id, stream)
+        found: list[tuple[str, dict[str, t.Any]]] = []
+        while True:
+            number += 1
+            message = self.cache.get(f"ev:{scope}:{number}")
+            if message is None:
+                return found
+            found.append((f"{stream}:{number}", message))
