@@ -1,0 +1,98 @@
+"""A small app for the gunicorn tests of ``test_transport_streaming``, configured from the environment.
+
+``gunicorn tests.streaming_app:app`` serves one tool that samples and then
+elicits. ``MCP_CACHE_*`` environment variables configure the session cache
+(``MCP_CACHE_TYPE=RedisCache`` and ``MCP_CACHE_REDIS_URL`` to share sessions
+between processes); ``MCP_CLIENT_REQUEST_TIMEOUT`` bounds how long the tool
+waits for the client.
+
+To show where each request ran, a WSGI wrapper notes the handling thread in
+the environ and remembers, per session, the threads that received the
+client's answers; every response carries the worker's pid in
+``X-Worker-Pid``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import threading
+import typing as t
+
+import marshmallow as ma
+from flask import Flask, Response, request
+from marshmallow import fields
+
+from flask_mcp import MCP, Context
+
+if t.TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+THREAD_KEY = "streaming_app.thread"
+
+mcp = MCP(name="streaming-app", version="1.0.0")
+#: Session id -> idents of the threads that received a JSON-RPC response from the client.
+ANSWER_THREADS: dict[str, list[int]] = {}
+_lock = threading.Lock()
+
+
+class Profile(ma.Schema):
+    name = fields.String(required=True)
+    team = fields.String(load_default="core")
+
+
+@mcp.tool
+def interview(prompt: str, ctx: Context) -> dict[str, t.Any]:
+    """Ask the client's model, then the user; report where everything ran."""
+    reply = ctx.sample(prompt, max_tokens=32)
+    answer = ctx.elicit("Who are you?", Profile)
+    with _lock:
+        answer_threads = list(ANSWER_THREADS.get(ctx.session_id or "", []))
+    return {
+        "reply": reply["content"]["text"],
+        "action": answer.action,
+        "content": answer.content,
+        "pid": os.getpid(),
+        "request_thread": request.environ[THREAD_KEY],
+        "answer_threads": answer_threads,
+    }
+
+
+class NoteThreads:
+    """WSGI wrapper: note the thread of every request and of every client answer."""
+
+    def __init__(self, wsgi_app: WSGIApplication) -> None:
+        self.wsgi_app = wsgi_app
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> t.Iterable[bytes]:
+        environ[THREAD_KEY] = threading.get_ident()
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        environ["wsgi.input"] = io.BytesIO(body)
+        try:
+            message = json.loads(body) if body else None
+        except ValueError:
+            message = None
+        if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
+            with _lock:
+                ANSWER_THREADS.setdefault(environ.get("HTTP_MCP_SESSION_ID", ""), []).append(threading.get_ident())
+        return self.wsgi_app(environ, start_response)
+
+
+def create_app() -> Flask:
+    app = Flask(__name__)
+    app.config.update({key: value for key, value in os.environ.items() if key.startswith("MCP_CACHE_")})
+    app.config["MCP_CLIENT_REQUEST_TIMEOUT"] = float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "30"))
+    mcp.init_app(app)
+
+    @app.after_request
+    def tag_worker(response: Response) -> Response:
+        response.headers["X-Worker-Pid"] = str(os.getpid())
+        return response
+
+    app.wsgi_app = NoteThreads(app.wsgi_app)  # type: ignore[method-assign]
+    return app
+
+
+app = create_app()
