@@ -54,6 +54,9 @@ class Channel(t.Protocol):
     def close_stream(self) -> None:
         """End the live event stream; the client resumes it later (SSE polling)."""
 
+    def unavailable(self) -> str | None:
+        """Why requests to the client cannot be sent on this channel, or ``None`` when they can."""
+
 
 @dataclasses.dataclass(frozen=True)
 class ElicitResult:
@@ -180,11 +183,13 @@ class Context:
         self.log("emergency", data, logger)
 
     def _request(self, capability: str, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
+        # The transport's limits come first: a stateless request knows no capabilities at all.
+        reason = self._channel.unavailable() if self._channel is not None else "a transport that can send requests"
+        if reason is not None:
+            raise MCPError(CAPABILITY_MISSING, f"{method} needs {reason}")
         if capability not in self.client_capabilities:
             raise MCPError(CAPABILITY_MISSING, f"the client did not declare the {capability!r} capability")
-        if self._channel is None:
-            raise MCPError(CAPABILITY_MISSING, f"{method} needs a transport that can send requests to the client")
-        return self._channel.request(method, params, self._timeout)
+        return t.cast("Channel", self._channel).request(method, params, self._timeout)
 
     def sample(
         self,

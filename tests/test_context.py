@@ -31,6 +31,12 @@ class Recorder:
     def cancelled(self) -> bool:
         return self.is_cancelled
 
+    def close_stream(self) -> None:
+        self.sent.append(("close", {}))
+
+    def unavailable(self) -> str | None:
+        return None
+
 
 def make_context(channel: Recorder | None, params: dict[str, t.Any] | None = None, **state: t.Any) -> Context:
     call = Call(Server(Registry(), name="n", version="1"), ClientState(**state), "tools/call", params or {}, 7, channel)
@@ -124,7 +130,7 @@ def test_without_a_channel_notifications_drop_and_requests_fail() -> None:
     context.report_progress(1)
     context.info("dropped")
     assert context.cancelled is False
-    with pytest.raises(MCPError, match="needs a transport"):
+    with pytest.raises(MCPError, match="needs a transport that can send requests"):
         context.list_roots()
 
 

@@ -33,11 +33,14 @@ if t.TYPE_CHECKING:
     from ..events import EventLog
     from ..extension import MCPState
     from ..server import ClientState
+    from ..sessions import Mailbox
 
 __all__ = ["HTTPChannel", "respond", "resume_or_listen", "sse_event"]
 
 #: Error code when the client did not answer a server-to-client request in time.
 REQUEST_TIMEOUT = -32001
+#: Error code when the client cancelled the request while a handler waited for its answer.
+REQUEST_CANCELLED = -32800
 _DONE = "done"
 _MESSAGE = "message"
 _CLOSE = "close"
@@ -107,20 +110,26 @@ class HTTPChannel:
 
     def request(self, method: str, params: dict[str, t.Any], timeout: float) -> dict[str, t.Any]:
         """Send a request on the stream and wait for the answer through the session cache."""
-        mailbox = self.state.mailbox
-        session_id = self.client.session_id
-        if mailbox is None or session_id is None:
-            raise MCPError(jsonrpc.INTERNAL_ERROR, f"{method} needs a session (the server is stateless)")
+        mailbox = t.cast("Mailbox", self.state.mailbox)
+        session_id = t.cast(str, self.client.session_id)
         outgoing_id = f"srv-{secrets.token_urlsafe(12)}"
         mailbox.expect(session_id, outgoing_id)
         self.send(_MESSAGE, {"jsonrpc": "2.0", "id": outgoing_id, "method": method, "params": params})
         answer = mailbox.wait(session_id, outgoing_id, timeout, self.cancelled)
+        if answer is None and self.cancelled():
+            raise MCPError(REQUEST_CANCELLED, f"the request was cancelled while waiting for {method}")
         if answer is None:
             raise MCPError(REQUEST_TIMEOUT, f"the client did not answer {method} within {timeout:g} seconds")
         if answer.get("error") is not None:
             error = answer["error"]
             raise MCPError(error.get("code", jsonrpc.INTERNAL_ERROR), error.get("message", ""), error.get("data"))
         return t.cast(dict[str, t.Any], answer.get("result") or {})
+
+    def unavailable(self) -> str | None:
+        """Requests to the client need a session: its answer comes back on another POST."""
+        if self.state.mailbox is None or self.client.session_id is None:
+            return "a session (the server is stateless)"
+        return None
 
     def cancelled(self) -> bool:
         """Whether ``notifications/cancelled`` arrived for this request."""
