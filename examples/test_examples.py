@@ -114,3 +114,43 @@ def test_every_example_initializes(name: str) -> None:
     result = client.initialize()
     assert result["protocolVersion"] == "2025-11-25"
     client.list_tools()
+
+
+@pytest.fixture(scope="module")
+def conformance() -> MCPTestClient:
+    client = MCPTestClient(load_example("conformance").create_app(), validator=SCHEMA)
+    client.initialize(capabilities={"sampling": {}, "elicitation": {}})
+    return client
+
+
+def test_conformance_fixtures_without_context(conformance: MCPTestClient) -> None:
+    assert (
+        conformance.call_tool("test_simple_text")["content"][0]["text"] == "This is a simple text response for testing."
+    )
+    assert conformance.call_tool("test_audio_content")["content"][0]["mimeType"] == "audio/wav"
+    assert conformance.call_tool("test_error_handling")["isError"] is True
+    mixed = conformance.call_tool("test_multiple_content_types")["content"]
+    assert [block["type"] for block in mixed] == ["text", "image", "resource"]
+    assert "123" in conformance.read_resource("test://template/123/data")[0]["text"]
+    messages = conformance.get_prompt("test_prompt_with_arguments", {"arg1": "x1", "arg2": "y2"})["messages"]
+    assert "arg1='x1', arg2='y2'" in messages[0]["content"]["text"]
+
+
+def test_conformance_raw_json_schema_is_advertised_verbatim(conformance: MCPTestClient) -> None:
+    tool = next(t for t in conformance.list_tools() if t["name"] == "json_schema_2020_12_tool")
+    schema = tool["inputSchema"]
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert set(schema["$defs"]) == {"address"} and schema["additionalProperties"] is False
+    result = conformance.call_tool("json_schema_2020_12_tool", {"name": "Ada", "address": {"city": "X"}})
+    assert '"name": "Ada"' in result["content"][0]["text"]
+    rejected = conformance.call_tool("json_schema_2020_12_tool", {"name": 5})
+    assert rejected["isError"] is True and "name" in rejected["content"][0]["text"]
+
+
+def test_conformance_context_tool_answers_with_an_event_stream(conformance: MCPTestClient) -> None:
+    response = conformance.post(
+        {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "test_tool_with_logging"}}
+    )
+    assert response.mimetype == "text/event-stream"
+    body = response.get_data(as_text=True)
+    assert body.count("notifications/message") == 3 and '"id":9' in body
