@@ -32,6 +32,18 @@ class Measurement:
     errors: int
 
 
+def mcp_headers(session: str) -> dict[str, str]:
+    """The headers of an MCP POST, with the session when there is one."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    if session:
+        headers["Mcp-Session-Id"] = session
+    return headers
+
+
 def available() -> str:
     """``"wrk"`` when the binary is installed, else ``"python"``."""
     return "wrk" if shutil.which("wrk") else "python"
@@ -69,13 +81,7 @@ def run_python(port: int, session: str, concurrency: int, duration: float) -> Me
     latencies: list[float] = []
     errors = 0
     deadline = time.monotonic() + duration
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2025-11-25",
-    }
-    if session:
-        headers["Mcp-Session-Id"] = session
+    headers = mcp_headers(session)
 
     def worker() -> None:
         nonlocal errors

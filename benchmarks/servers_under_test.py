@@ -23,6 +23,8 @@ import time
 import typing as t
 from pathlib import Path
 
+from benchmarks.load import mcp_headers
+
 ROOT = Path(__file__).resolve().parents[1]
 GUNICORN = ["-m", "gunicorn", "-w", "1", "-k", "gthread", "--threads", "16"]
 UVICORN = ["-m", "uvicorn", "--workers", "1", "--no-access-log", "--log-level", "info"]
@@ -137,14 +139,7 @@ class RunningServer:
     def post(self, payload: dict[str, t.Any], session: str = "") -> tuple[int, dict[str, str], t.Any]:
         """POST one message; returns status, headers and the decoded JSON (or SSE data) body."""
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2025-11-25",
-        }
-        if session:
-            headers["Mcp-Session-Id"] = session
-        connection.request("POST", "/mcp", json.dumps(payload), headers)
+        connection.request("POST", "/mcp", json.dumps(payload), mcp_headers(session))
         response = connection.getresponse()
         raw = response.read().decode()
         connection.close()
