@@ -1,9 +1,10 @@
 """Streamable HTTP transport (handshake era) as a Flask view.
 
-One endpoint: ``POST`` carries one JSON-RPC message, ``DELETE`` ends a
-session, ``GET`` (server-to-client streams) answers 405 for now. Every error,
-including the HTTP-level ones, is a JSON body with a JSON-RPC error object,
-never an HTML page, so MCP clients can read it.
+One endpoint: ``POST`` carries one JSON-RPC message, ``GET`` opens or
+resumes a session's event stream (see :mod:`flask_mcp.transport.streaming`),
+``DELETE`` ends a session. Every error, including the HTTP-level ones, is a
+JSON body with a JSON-RPC error object, never an HTML page, so MCP clients
+can read it.
 """
 
 from __future__ import annotations
