@@ -40,6 +40,12 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_SSE_POLL_INTERVAL": 0.05,
     # Hide exception detail from clients; None means "unless app.debug".
     "MCP_MASK_ERRORS": None,
+    # Serve every tool as POST <MCP_REST_PREFIX>/tools/<name>, with an OpenAPI document and a docs page.
+    "MCP_REST_ENABLED": True,
+    # Path under which the REST routes, openapi.json and the docs page live.
+    "MCP_REST_PREFIX": "/mcp/rest",
+    # Where the docs page loads swagger-ui-bundle.js and swagger-ui.css from.
+    "MCP_SWAGGER_UI_URL": "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5",
     # flask-caching backend of the session store (any CACHE_* key works as MCP_CACHE_*).
     "MCP_CACHE_TYPE": "SimpleCache",
     "MCP_CACHE_KEY_PREFIX": "flask_mcp:",
@@ -70,6 +76,11 @@ class Settings:
     sse_retry_ms: int = 1000
     sse_max_lifetime: float = 300.0
     sse_poll_interval: float = 0.05
+    rest_enabled: bool = True
+    #: Normalized: starts with ``/``, no trailing ``/``.
+    rest_prefix: str = "/mcp/rest"
+    #: Without a trailing ``/``.
+    swagger_ui_url: str = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5"
 
     @classmethod
     def from_app(cls, app: Flask) -> Settings:
@@ -95,6 +106,9 @@ class Settings:
             sse_retry_ms=int(config["MCP_SSE_RETRY_MS"]),
             sse_max_lifetime=float(config["MCP_SSE_MAX_LIFETIME"]),
             sse_poll_interval=float(config["MCP_SSE_POLL_INTERVAL"]),
+            rest_enabled=bool(config["MCP_REST_ENABLED"]),
+            rest_prefix="/" + str(config["MCP_REST_PREFIX"]).strip("/"),
+            swagger_ui_url=str(config["MCP_SWAGGER_UI_URL"]).rstrip("/"),
             cache_config={
                 "CACHE_" + key[len(_CACHE_PREFIX) :]: value
                 for key, value in config.items()

@@ -14,6 +14,7 @@ from flask_caching import Cache
 from flask_caching.backends import NullCache
 from werkzeug.exceptions import HTTPException
 
+from .cli import mcp_group
 from .components import Prompt, Resource, ResourceTemplate, Tool
 from .config import Settings
 from .errors import NotFoundError, ToolError
@@ -30,6 +31,7 @@ from .registration import (
 from .registry import Registry
 from .server import Server
 from .sessions import Mailbox, SessionStore
+from .transport import rest
 from .transport.http import endpoint, error_response
 
 __all__ = ["MCP", "MCPState"]
@@ -159,6 +161,8 @@ class MCP:
             )
         )
         app.view_functions[name] = endpoint
+        # The REST routes live at MCP_REST_PREFIX, an absolute path, whichever way the blueprint was registered.
+        rest.add_routes(app, name.rpartition(".")[0], setup_state.url_prefix or "/")
 
     def _setup(self, app: Flask) -> None:
         existing = app.extensions.get("mcp")
@@ -185,6 +189,9 @@ class MCP:
             client_request_timeout=settings.client_request_timeout,
         )
         app.extensions["mcp"] = MCPState(self, settings, server, sessions, mailbox, events)
+        # ``flask mcp ...``; an app's own "mcp" command wins.
+        if "mcp" not in app.cli.commands:
+            app.cli.add_command(mcp_group)
 
     def _session_cache(self, app: Flask, settings: Settings) -> Cache:
         cache = self.cache

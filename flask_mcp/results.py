@@ -22,7 +22,7 @@ import marshmallow as ma
 from . import jsonrpc
 from .content import Content, EmbeddedResource, PromptMessage, ToolResult, content_block
 
-__all__ = ["error_result", "prompt_messages", "resource_contents", "tool_result"]
+__all__ = ["error_result", "prompt_messages", "resource_contents", "tool_result", "tool_value"]
 
 JSON_MIME_TYPE = "application/json"
 
@@ -55,9 +55,7 @@ def tool_result(value: t.Any, output_schema: ma.Schema | None = None) -> dict[st
         return {"content": [value.to_dict()]}
     if _is_content_list(value):
         return {"content": [item.to_dict() for item in value]}
-    if output_schema is not None:
-        value = output_schema.dump(value)
-    value = _plain(value)
+    value = tool_value(value, output_schema)
     if isinstance(value, str):
         return {"content": [{"type": "text", "text": value}]}
     # Encoding the text checks the value once (NaN, unknown types); the
@@ -65,6 +63,23 @@ def tool_result(value: t.Any, output_schema: ma.Schema | None = None) -> dict[st
     text = jsonrpc.dumps(value)
     structured = value if isinstance(value, dict) else {"result": value}
     return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
+
+
+def tool_value(value: t.Any, output_schema: ma.Schema | None = None) -> t.Any:
+    """The plain JSON-ready value of a tool's return value, for transports that send the value itself.
+
+    The output schema, when there is one, dumps it (as for
+    ``structuredContent``); a dataclass becomes a dict; a
+    :class:`~flask_mcp.ToolResult` or content objects become their wire form.
+    Values JSON cannot hold are left for the encoder to refuse.
+    """
+    if isinstance(value, (ToolResult, Content)):
+        return value.to_dict()
+    if _is_content_list(value):
+        return [item.to_dict() for item in value]
+    if output_schema is not None:
+        value = output_schema.dump(value)
+    return _plain(value)
 
 
 def resource_contents(

@@ -55,3 +55,18 @@ def test_user_values_are_kept() -> None:
     app.config["MCP_SESSION_TTL"] = 60
     Settings.from_app(app)
     assert app.config["MCP_SESSION_TTL"] == 60 and app.config["MCP_STATELESS"] is False
+
+
+def test_rest_defaults() -> None:
+    result = settings()
+    assert (result.rest_enabled, result.rest_prefix) == (True, "/mcp/rest")
+    assert result.swagger_ui_url == "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5"
+
+
+@pytest.mark.parametrize(("value", "expected"), [("api/", "/api"), ("/api/v1/", "/api/v1"), ("/", "/")])
+def test_rest_prefix_is_normalized(value: str, expected: str) -> None:
+    assert settings(MCP_REST_PREFIX=value).rest_prefix == expected
+
+
+def test_swagger_ui_url_loses_its_trailing_slash() -> None:
+    assert settings(MCP_SWAGGER_UI_URL="/static/swagger/").swagger_ui_url == "/static/swagger"

@@ -14,9 +14,37 @@ from . import request
 from .listing import list_page
 
 if t.TYPE_CHECKING:
+    from ..components import Tool
     from ..server import Call
 
 logger = logging.getLogger("flask_mcp")
+
+
+def load_arguments(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Validate *arguments* into the tool's keyword arguments, its Context included.
+
+    Shared by ``tools/call`` and the REST adapter, so both validate alike.
+
+    :raises marshmallow.ValidationError: naming the offending fields.
+    """
+    kwargs = tool.load_arguments(arguments)
+    if tool.context_param:
+        kwargs[tool.context_param] = call.context()
+    return kwargs
+
+
+def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any]) -> t.Any:
+    """Invoke *tool* through the server's invoker and return what it returned.
+
+    An unexpected exception (a bug rather than a :class:`~flask_mcp.ToolError`)
+    is logged here, once for every transport, then raised again.
+    """
+    try:
+        return call.server.invoke(tool.func, kwargs)
+    except Exception as exc:
+        if not is_expected(exc):
+            logger.exception("tool %r failed", tool.name)
+        raise
 
 
 @request("tools/list")
@@ -39,16 +67,12 @@ def call_tool(call: Call) -> dict[str, t.Any]:
     if tool is None:
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
     try:
-        kwargs = tool.load_arguments(arguments)
+        kwargs = load_arguments(call, tool, arguments)
     except ma.ValidationError as exc:
         return error_result(f"Invalid arguments: {describe_validation_error(exc)}")
-    if tool.context_param:
-        kwargs[tool.context_param] = call.context()
     try:
-        value = call.server.invoke(tool.func, kwargs)
+        value = run_tool(call, tool, kwargs)
     except Exception as exc:
-        if not is_expected(exc):
-            logger.exception("tool %r failed", name)
         return error_result(describe_exception(exc, expose=call.server.expose_errors))
     try:
         return tool_result(value, tool.output_schema)

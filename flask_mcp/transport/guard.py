@@ -11,7 +11,10 @@ import fnmatch
 import typing as t
 from urllib.parse import urlsplit
 
-__all__ = ["LOOPBACK_HOSTS", "host_allowed", "origin_allowed", "split_host"]
+if t.TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+
+__all__ = ["LOOPBACK_HOSTS", "host_allowed", "origin_allowed", "rejection", "split_host"]
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -53,3 +56,20 @@ def host_allowed(host_header: str, server_name: str, allowed: t.Sequence[str] | 
     if allowed is None:
         return split_host(server_name) not in LOOPBACK_HOSTS or host in LOOPBACK_HOSTS
     return _matches(host, (split_host(p) if "*" not in p else p.lower() for p in allowed))
+
+
+def rejection(
+    environ: WSGIEnvironment, allowed_hosts: t.Sequence[str] | None, allowed_origins: t.Sequence[str]
+) -> str | None:
+    """Why a request must be refused with HTTP 403, or ``None`` when it may proceed.
+
+    Every transport that answers HTTP (the MCP endpoint, the REST routes)
+    runs this one check, so they cannot drift apart.
+    """
+    host = environ.get("HTTP_HOST") or environ.get("SERVER_NAME", "")
+    if not host_allowed(host, environ.get("SERVER_NAME", ""), allowed_hosts):
+        return f"Forbidden: host {host!r} is not allowed"
+    origin = environ.get("HTTP_ORIGIN")
+    if origin is not None and not origin_allowed(origin, f"{environ['wsgi.url_scheme']}://{host}", allowed_origins):
+        return f"Forbidden: origin {origin!r} is not allowed"
+    return None

@@ -19,7 +19,7 @@ from ..jsonrpc import INVALID_REQUEST, MCPError
 from ..server import ClientState
 from ..versions import DEFAULT_NEGOTIATED_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from . import streaming
-from .guard import host_allowed, origin_allowed
+from .guard import rejection
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
@@ -95,15 +95,9 @@ def _method_not_allowed(state: MCPState) -> Response:
 
 
 def _check_origin_and_host(state: MCPState, environ: WSGIEnvironment) -> None:
-    settings = state.settings
-    host = environ.get("HTTP_HOST") or environ.get("SERVER_NAME", "")
-    if not host_allowed(host, environ.get("SERVER_NAME", ""), settings.allowed_hosts):
-        raise _Reject(error_response(403, f"Forbidden: host {host!r} is not allowed"))
-    origin = environ.get("HTTP_ORIGIN")
-    if origin is not None and not origin_allowed(
-        origin, f"{environ['wsgi.url_scheme']}://{host}", settings.allowed_origins
-    ):
-        raise _Reject(error_response(403, f"Forbidden: origin {origin!r} is not allowed"))
+    reason = rejection(environ, state.settings.allowed_hosts, state.settings.allowed_origins)
+    if reason is not None:
+        raise _Reject(error_response(403, reason))
 
 
 def _accepts_json(accept: str) -> bool:

@@ -1,0 +1,224 @@
+"""The REST adapter: every tool as ``POST <prefix>/tools/<name>``.
+
+The same registry, argument validation, invocation and result conversion as
+``tools/call`` and ``resources/read`` serve plain HTTP clients (``curl``, a
+browser, an OpenAPI generator) that do not speak JSON-RPC. Only the framing
+differs: ``{"result": value}`` on success, ``{"error": message}`` with an HTTP
+status on failure, always as ``application/json``.
+
+The routes are added to the app next to the MCP endpoint when the
+extension's blueprint is registered, under ``MCP_REST_PREFIX`` (an absolute
+path, independent of the blueprint's own prefix), together with the OpenAPI
+document (:mod:`flask_mcp.openapi`) and its interactive docs page.
+"""
+
+from __future__ import annotations
+
+import logging
+import typing as t
+
+import marshmallow as ma
+from flask import Flask, Response, current_app, request
+
+from .. import jsonrpc
+from ..errors import describe_exception, describe_validation_error, is_expected
+from ..jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
+from ..methods.resources import read_resource
+from ..methods.tools import load_arguments, run_tool
+from ..openapi import OpenAPIDocument, swagger_ui_page
+from ..results import tool_value
+from ..server import Call, ClientState
+from .guard import rejection
+
+if t.TYPE_CHECKING:
+    from ..extension import MCPState
+
+__all__ = ["RestSite", "add_routes", "error"]
+
+logger = logging.getLogger("flask_mcp")
+
+JSON_CONTENT_TYPE = "application/json"
+#: Key of the per-app :class:`RestSite` in ``app.extensions``.
+EXTENSION_KEY = "mcp_rest"
+
+
+class RestSite:
+    """What the REST routes of one app need besides :class:`~flask_mcp.extension.MCPState`.
+
+    :param prefix: the normalized ``MCP_REST_PREFIX``.
+    :param mcp_path: the path of the MCP endpoint, for the OpenAPI document.
+    :param document: the app's cached OpenAPI document.
+    """
+
+    def __init__(self, prefix: str, mcp_path: str, document: OpenAPIDocument) -> None:
+        self.prefix = prefix
+        self.mcp_path = mcp_path
+        self.document = document
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    """A REST error: ``{"error": message}`` with *status*."""
+    return _json({"error": message}, status, headers)
+
+
+def _json(payload: t.Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(jsonrpc.encode(payload), status=status, headers=headers, content_type=JSON_CONTENT_TYPE)
+
+
+def add_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
+    """Add the REST routes to *app*, once, when ``MCP_REST_ENABLED`` is set.
+
+    The rules take every HTTP method (``methods=None``) so the views answer
+    unsupported ones with a JSON 405 rather than werkzeug's HTML page.
+
+    :param endpoint_prefix: the blueprint's endpoint name prefix (``"mcp"``).
+    :param mcp_path: where the MCP endpoint itself is routed.
+    """
+    state: MCPState = app.extensions["mcp"]
+    if not state.settings.rest_enabled or EXTENSION_KEY in app.extensions:
+        return
+    prefix = state.settings.rest_prefix.rstrip("/")
+    site = RestSite(prefix or "/", mcp_path, OpenAPIDocument(state, prefix, mcp_path))
+    # Registrations after setup (tools added at run time) must show in the document.
+    state.mcp.registry.on_change(lambda kind: site.document.invalidate())
+    app.extensions[EXTENSION_KEY] = site
+    views: list[tuple[str, str, t.Callable[..., Response]]] = [
+        ("/tools/<name>", "rest_tool", tool_view),
+        ("/resources", "rest_resource", resource_view),
+        ("/openapi.json", "rest_openapi", openapi_view),
+        ("/docs", "rest_docs", docs_view),
+    ]
+    if prefix:
+        # Anything else under the prefix: a JSON 404, not an HTML page. Both
+        # spellings of the prefix itself, so werkzeug does not redirect to the
+        # slashed one. Not at the root, where they would take the app's own 404s.
+        views += [
+            ("", "rest_not_found_root", not_found_view),
+            ("/", "rest_not_found", not_found_view),
+            ("/<path:rest>", "rest_not_found_path", not_found_view),
+        ]
+    for path, name, view in views:
+        endpoint = f"{endpoint_prefix}.{name}"
+        app.url_map.add(app.url_rule_class(prefix + path, endpoint=endpoint, methods=None))
+        app.view_functions[endpoint] = view
+
+
+def _preflight(allowed: str) -> Response | None:
+    """The guard, OPTIONS and 405 answers shared by every REST view; ``None`` to go on."""
+    state: MCPState = current_app.extensions["mcp"]
+    reason = rejection(request.environ, state.settings.allowed_hosts, state.settings.allowed_origins)
+    if reason is not None:
+        return error(403, reason)
+    method = request.method
+    if method == "OPTIONS":
+        return Response(status=204, headers={"Allow": f"{allowed}, OPTIONS"})
+    if method not in allowed.split(", "):
+        return error(405, f"Method Not Allowed: {method} (allowed: {allowed})", {"Allow": f"{allowed}, OPTIONS"})
+    return None
+
+
+def _read_object(state: MCPState) -> dict[str, t.Any] | Response:
+    limit = state.settings.max_content_length
+    length = request.content_length
+    if length is not None and length > limit:
+        return error(413, f"Payload Too Large: the limit is {limit} bytes")
+    # One byte past the limit tells a chunked body (no Content-Length) that is too large.
+    body = request.stream.read(limit + 1)
+    if len(body) > limit:
+        return error(413, f"Payload Too Large: the limit is {limit} bytes")
+    if not body.strip():
+        return {}  # a tool without arguments may be called with no body at all
+    try:
+        payload = jsonrpc.loads(body)
+    except MCPError:
+        return error(400, "Invalid JSON body")
+    if not isinstance(payload, dict):
+        return error(400, "Invalid JSON body")
+    return payload
+
+
+def tool_view(name: str) -> Response:
+    """``POST <prefix>/tools/<name>``: the JSON body holds the arguments."""
+    rejected = _preflight("POST")
+    if rejected is not None:
+        return rejected
+    state: MCPState = current_app.extensions["mcp"]
+    tool = state.server.registry.tools.get(name)
+    if tool is None:
+        return error(404, f"Function not found: {name}")
+    arguments = _read_object(state)
+    if isinstance(arguments, Response):
+        return arguments
+    # A Call like the one tools/call gets; without a channel, a Context's
+    # logging and progress are dropped and requests to the client refused.
+    call = Call(state.server, ClientState(), "tools/call", {"name": name, "arguments": arguments})
+    try:
+        kwargs = load_arguments(call, tool, arguments)
+    except ma.ValidationError as exc:
+        return error(400, f"Invalid arguments: {describe_validation_error(exc)}")
+    try:
+        value = run_tool(call, tool, kwargs)
+    except Exception as exc:
+        return error(500, f"Function error: {describe_exception(exc, expose=state.server.expose_errors)}")
+    try:
+        body = jsonrpc.encode({"result": tool_value(value, tool.output_schema)})
+    except (TypeError, ValueError) as exc:
+        # The tool worked but returned something JSON cannot carry (NaN, a custom object).
+        logger.exception("tool %r returned a value that is not JSON", name)
+        return error(500, f"Function error: the tool returned a value that cannot be sent as JSON ({exc})")
+    return Response(body, content_type=JSON_CONTENT_TYPE)
+
+
+def resource_view() -> Response:
+    """``GET <prefix>/resources?uri=<uri>``: the contents, as ``resources/read`` returns them."""
+    rejected = _preflight("GET, HEAD")
+    if rejected is not None:
+        return rejected
+    state: MCPState = current_app.extensions["mcp"]
+    uri = request.args.get("uri")
+    if not uri:
+        return error(400, "Missing query parameter: uri")
+    call = Call(state.server, ClientState(), "resources/read", {"uri": uri})
+    try:
+        result = read_resource(call)
+        return _json({"result": result})
+    except MCPError as exc:
+        status = {RESOURCE_NOT_FOUND: 404, INVALID_PARAMS: 400}.get(exc.code, 500)
+        return error(status, exc.message)
+    except Exception as exc:
+        if not is_expected(exc):
+            logger.exception("resource %r failed", uri)
+            message = f"{type(exc).__name__}: {exc}" if state.server.expose_errors else "Internal error"
+        else:
+            message = describe_exception(exc, expose=False)
+        return error(500, f"Resource error: {message}")
+
+
+def openapi_view() -> Response:
+    """``GET <prefix>/openapi.json``: the OpenAPI 3.1 document, built once per registry state."""
+    rejected = _preflight("GET, HEAD")
+    if rejected is not None:
+        return rejected
+    site: RestSite = current_app.extensions[EXTENSION_KEY]
+    return Response(site.document.encoded(), content_type=JSON_CONTENT_TYPE)
+
+
+def docs_view() -> Response:
+    """``GET <prefix>/docs``: Swagger UI for the OpenAPI document."""
+    rejected = _preflight("GET, HEAD")
+    if rejected is not None:
+        return rejected
+    state: MCPState = current_app.extensions["mcp"]
+    site: RestSite = current_app.extensions[EXTENSION_KEY]
+    spec_url = request.script_root + site.prefix.rstrip("/") + "/openapi.json"
+    page = swagger_ui_page(state.server.name, spec_url, state.settings.swagger_ui_url)
+    return Response(page, content_type="text/html; charset=utf-8")
+
+
+def not_found_view(rest: str = "") -> Response:
+    """Any other path under the prefix."""
+    state: MCPState = current_app.extensions["mcp"]
+    reason = rejection(request.environ, state.settings.allowed_hosts, state.settings.allowed_origins)
+    if reason is not None:
+        return error(403, reason)
+    return error(404, f"Not Found: {request.path}")

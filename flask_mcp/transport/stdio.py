@@ -1,0 +1,288 @@
+"""The stdio transport: newline-delimited JSON-RPC on a process's stdin and stdout.
+
+Desktop clients (Claude Desktop, Cursor, the SDK's ``stdio_client``) launch
+a local server as a subprocess and speak MCP over its standard streams: one
+JSON-RPC message per line, in both directions. stdout carries nothing but
+those lines, so while :func:`serve_stdio` runs, ``print()`` and logging
+handlers that wrote to stdout are sent to stderr instead.
+
+The process is the session: one :class:`~flask_mcp.server.ClientState`
+lives as long as stdin stays open, and answers to server-to-client requests
+come back on the same stdin, so they are routed in memory.
+
+Every message is handled inside a request context made with
+``app.test_request_context(MCP_URL_PREFIX, method="POST")``: ``current_app``,
+``g`` and ``url_for`` work in handlers exactly as over HTTP, while
+``request`` describes a synthetic request without client headers and no
+``before_request`` hooks run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import sys
+import threading
+import typing as t
+
+from .. import jsonrpc
+from ..jsonrpc import MCPError
+from ..server import ClientState
+from .streaming import REQUEST_CANCELLED, REQUEST_TIMEOUT
+
+if t.TYPE_CHECKING:
+    from flask import Flask
+    from flask.ctx import RequestContext
+
+    from ..extension import MCPState
+
+__all__ = ["StdioChannel", "StdioServer", "message_context", "serve_stdio"]
+
+logger = logging.getLogger("flask_mcp")
+
+
+def message_context(app: Flask) -> RequestContext:
+    """The request context one message is handled in (see the module docstring)."""
+    return app.test_request_context(app.config.get("MCP_URL_PREFIX") or "/", method="POST")
+
+
+class _Pending:
+    """A server-to-client request waiting for the client's answer."""
+
+    def __init__(self, owner: jsonrpc.RequestId) -> None:
+        self.owner = owner
+        self.done = threading.Event()
+        self.answer: jsonrpc.Response | None = None
+
+
+class StdioChannel:
+    """The :class:`~flask_mcp.context.Channel` of one request handled over stdio.
+
+    :param server: the connection the request arrived on.
+    :param request_id: the id of the request being handled.
+    """
+
+    def __init__(self, server: StdioServer, request_id: jsonrpc.RequestId) -> None:
+        self.server = server
+        self.request_id = request_id
+
+    def notify(self, method: str, params: dict[str, t.Any]) -> None:
+        """Write a notification line."""
+        self.server.write({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method: str, params: dict[str, t.Any], timeout: float) -> dict[str, t.Any]:
+        """Write a request line and wait for the client's response, routed here by the reader loop."""
+        outgoing_id, pending = self.server.expect(self.request_id)
+        try:
+            self.server.write({"jsonrpc": "2.0", "id": outgoing_id, "method": method, "params": params})
+            pending.done.wait(timeout)
+        finally:
+            self.server.forget(outgoing_id)
+        answer = pending.answer
+        if answer is None and self.cancelled():
+            raise MCPError(REQUEST_CANCELLED, f"the request was cancelled while waiting for {method}")
+        if answer is None and self.server.closed:
+            raise MCPError(jsonrpc.INTERNAL_ERROR, f"stdin was closed while waiting for the answer to {method}")
+        if answer is None:
+            raise MCPError(REQUEST_TIMEOUT, f"the client did not answer {method} within {timeout:g} seconds")
+        if answer.error is not None:
+            error = answer.error
+            raise MCPError(error.get("code", jsonrpc.INTERNAL_ERROR), error.get("message", ""), error.get("data"))
+        return t.cast(dict[str, t.Any], answer.result or {})
+
+    def cancelled(self) -> bool:
+        """Whether ``notifications/cancelled`` arrived for this request."""
+        return self.server.is_cancelled(self.request_id)
+
+    def close_stream(self) -> None:
+        """Nothing to do: the pipe stays open for the whole session."""
+
+    def unavailable(self) -> str | None:
+        """Requests to the client always work: its answers arrive on stdin."""
+        return None
+
+
+class StdioServer:
+    """One stdio connection: reads messages, handles them, writes responses.
+
+    :param app: the Flask app the MCP extension is set up on.
+    :param stdin: where lines are read from (binary).
+    :param stdout: where lines are written to (binary); nothing else writes there.
+    """
+
+    def __init__(self, app: Flask, stdin: t.BinaryIO, stdout: t.BinaryIO) -> None:
+        self.app = app
+        self.mcp: MCPState = app.extensions["mcp"]
+        self.stdin = stdin
+        self.stdout = stdout
+        #: The session: the process serves exactly one client.
+        self.client = ClientState()
+        #: Set once stdin reached EOF; waiting handlers then give up.
+        self.closed = False
+        self._write_lock = threading.Lock()
+        # Guards the bookkeeping below, shared by the reader loop and workers.
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pending: dict[str, _Pending] = {}
+        self._cancelled: set[jsonrpc.RequestId] = set()
+        self._running: dict[jsonrpc.RequestId, threading.Thread] = {}
+
+    # -- output ----------------------------------------------------------
+
+    def write(self, message: dict[str, t.Any]) -> None:
+        """Write *message* as one line; whole lines only, even from several threads."""
+        data = self.mcp.server.serialize(message)
+        with self._write_lock:
+            self.stdout.write(data + b"\n")
+            self.stdout.flush()
+
+    # -- bookkeeping for workers -------------------------------------------
+
+    def expect(self, owner: jsonrpc.RequestId) -> tuple[str, _Pending]:
+        """Reserve a fresh id for a server-to-client request made while handling *owner*."""
+        pending = _Pending(owner)
+        with self._lock:
+            outgoing_id = f"srv-{next(self._ids)}"
+            self._pending[outgoing_id] = pending
+            if self.closed:
+                pending.done.set()
+        return outgoing_id, pending
+
+    def forget(self, outgoing_id: str) -> None:
+        """Stop waiting for the answer to *outgoing_id*."""
+        with self._lock:
+            self._pending.pop(outgoing_id, None)
+
+    def is_cancelled(self, request_id: jsonrpc.RequestId) -> bool:
+        """Whether the client cancelled *request_id*."""
+        with self._lock:
+            return request_id in self._cancelled
+
+    # -- the loop ----------------------------------------------------------
+
+    def run(self) -> None:
+        """Handle lines until stdin reaches EOF, then let running handlers finish."""
+        for raw in iter(self.stdin.readline, b""):
+            line = raw.strip()
+            if line:
+                self.receive(line)
+        with self._lock:
+            self.closed = True
+            waiting = list(self._pending.values())
+            running = list(self._running.values())
+        # Nobody can answer any more: waiting handlers fail fast instead of timing out.
+        for pending in waiting:
+            pending.done.set()
+        for thread in running:
+            thread.join()
+
+    def receive(self, line: bytes) -> None:
+        """Handle one line of input."""
+        payload: t.Any = None
+        try:
+            payload = jsonrpc.loads(line)
+            message = jsonrpc.parse_message(payload)
+        except MCPError as exc:
+            self.write(jsonrpc.failure(jsonrpc.request_id_of(payload), exc))
+            return
+        if isinstance(message, jsonrpc.Response):
+            self._route(message)
+            return
+        if isinstance(message, jsonrpc.Notification) and message.method == "notifications/cancelled":
+            self._cancel(message.params.get("requestId"))
+        if isinstance(message, jsonrpc.Request) and self.mcp.server.needs_channel(message):
+            self._start(message)
+            return
+        self._handle(message, None)
+
+    def _route(self, answer: jsonrpc.Response) -> None:
+        with self._lock:
+            pending = self._pending.get(answer.id) if isinstance(answer.id, str) else None
+        if pending is None:
+            logger.warning("MCP stdio: dropped a response to unknown request id %r", answer.id)
+            return
+        pending.answer = answer
+        pending.done.set()
+
+    def _cancel(self, request_id: t.Any) -> None:
+        with self._lock:
+            if request_id not in self._running:
+                return  # finished already, or never existed: nothing to stop
+            self._cancelled.add(request_id)
+            waiting = [p for p in self._pending.values() if p.owner == request_id]
+        for pending in waiting:
+            pending.done.set()
+
+    def _start(self, message: jsonrpc.Request) -> None:
+        # A Context handler may wait for the client, whose answer arrives on
+        # stdin: it runs in a worker so this loop keeps reading.
+        with self._lock:
+            if message.id in self._running:
+                error = MCPError(jsonrpc.INVALID_REQUEST, f"Invalid Request: id {message.id!r} is already in use")
+                duplicate = True
+            else:
+                duplicate = False
+                thread = threading.Thread(
+                    target=self._work, args=(message,), name=f"mcp-stdio-{message.id}", daemon=True
+                )
+                self._running[message.id] = thread
+        if duplicate:
+            self.write(jsonrpc.failure(message.id, error))
+            return
+        thread.start()
+
+    def _work(self, message: jsonrpc.Request) -> None:
+        try:
+            self._handle(message, StdioChannel(self, message.id))
+        finally:
+            with self._lock:
+                self._running.pop(message.id, None)
+                self._cancelled.discard(message.id)
+
+    def _handle(self, message: jsonrpc.Message, channel: StdioChannel | None) -> None:
+        response: dict[str, t.Any] | None = None
+        try:
+            with message_context(self.app):
+                response = self.mcp.server.handle(message, self.client, channel)
+        except Exception as exc:  # the core answers its own errors; this is the context's
+            logger.exception("MCP stdio message failed")
+            if isinstance(message, jsonrpc.Request):
+                response = jsonrpc.failure(message.id, self.mcp.server.internal_error(exc))
+        if response is None:
+            return
+        if isinstance(message, jsonrpc.Request) and self.is_cancelled(message.id):
+            return  # the specification: no response to a cancelled request
+        self.write(response)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> t.Iterator[None]:
+    """Send ``print()`` and stdout logging handlers to stderr, so stdout carries MCP only."""
+    moved: list[tuple[logging.StreamHandler[t.Any], t.Any]] = []
+    loggers = [logging.getLogger(), *(logging.getLogger(name) for name in logging.root.manager.loggerDict)]
+    for each in loggers:
+        for handler in getattr(each, "handlers", ()):
+            if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stdout, sys.__stdout__):
+                moved.append((handler, handler.setStream(sys.stderr)))
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        for handler, stream in moved:
+            handler.setStream(stream)
+
+
+def serve_stdio(app: Flask, stdin: t.BinaryIO | None = None, stdout: t.BinaryIO | None = None) -> None:
+    """Serve the app's MCP endpoint over stdio until stdin is closed.
+
+    :param app: a Flask app the :class:`~flask_mcp.MCP` extension is set up on.
+    :param stdin: binary input; ``sys.stdin.buffer`` by default.
+    :param stdout: binary output; ``sys.stdout.buffer`` by default.
+    """
+    if "mcp" not in app.extensions:
+        raise RuntimeError("the MCP extension is not set up on this app (call mcp.init_app(app))")
+    # Resolved here, before stdout is redirected, so MCP lines reach the real stdout.
+    server = StdioServer(app, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+    with _stdout_to_stderr():
+        server.run()

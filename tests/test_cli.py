@@ -1,0 +1,143 @@
+"""``flask mcp``: list, call, read and stdio through Flask's CLI runner."""
+
+from __future__ import annotations
+
+import io
+import json
+import typing as t
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskCliRunner
+
+from flask_mcp import MCP, Context
+
+from .stdio_app import app as stdio_app
+
+
+@pytest.fixture
+def runner() -> FlaskCliRunner:
+    """A CLI runner for the stdio test app; click keeps stdout and stderr apart."""
+    return stdio_app.test_cli_runner()
+
+
+def test_list_shows_every_kind(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["mcp", "list"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "Tools (4)" in lines
+    assert "  add      Add two integers." in lines
+    assert "Resources (1)" in lines
+    assert any(line.split() == ["config://motd", "motd", "text/plain"] for line in lines)
+    assert "Resource templates (1)" in lines
+    assert any(line.split() == ["notes://{note_id}", "note", "text/plain"] for line in lines)
+    assert "Prompts (1)" in lines
+    assert any(line.split()[:2] == ["review", "code,"] and "language?" in line for line in lines)
+
+
+def test_list_of_an_empty_server(make_app: t.Callable[..., Flask]) -> None:
+    app = make_app(MCP(name="empty"))
+    result = app.test_cli_runner().invoke(args=["mcp", "list"])
+    assert result.exit_code == 0
+    assert result.output.split("\n\n") == [
+        "Tools: none",
+        "Resources: none",
+        "Resource templates: none",
+        "Prompts: none\n",
+    ]
+
+
+def test_call_prints_the_result(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["mcp", "call", "add", '{"a": 1, "b": 2}'])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"content": [{"type": "text", "text": "3"}], "structuredContent": {"result": 3}}
+
+
+def test_call_without_arguments_defaults_to_an_empty_object(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["mcp", "call", "add"])
+    assert result.exit_code == 1  # the tool reports the missing arguments as isError
+    assert json.loads(result.stdout)["isError"] is True
+
+
+def test_call_tool_error_exits_1(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["mcp", "call", "explode", '{"reason": "boom"}'])
+    assert result.exit_code == 1
+    body = json.loads(result.stdout)
+    assert body["isError"] is True
+    assert body["content"][0]["text"].endswith("exploded: boom")
+
+
+@pytest.mark.parametrize(("argument", "message"), [("{a: 1}", "not valid JSON"), ("[1, 2]", "must be a JSON object")])
+def test_call_rejects_bad_json(runner: FlaskCliRunner, argument: str, message: str) -> None:
+    result = runner.invoke(args=["mcp", "call", "add", argument])
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_call_unknown_tool_is_a_protocol_error(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["mcp", "call", "nope"])
+    assert result.exit_code == 1
+    assert "nope" in result.stderr and "[-32602]" in result.stderr
+    assert result.stdout == ""
+
+
+def test_call_context_tool_sends_notifications_to_stderr(make_app: t.Callable[..., Flask], mcp: MCP) -> None:
+    @mcp.tool
+    def busy(ctx: Context) -> str:
+        ctx.info("working")
+        try:
+            ctx.sample("hi", max_tokens=1)
+        except Exception as exc:  # no client to ask
+            return f"no sampling: {exc}"
+        return "sampled"
+
+    runner = make_app(mcp).test_cli_runner()
+    result = runner.invoke(args=["mcp", "call", "busy"])
+    assert result.exit_code == 0, result.output
+    assert '"level":"info"' in result.stderr and "working" in result.stderr
+    text = json.loads(result.stdout)["content"][0]["text"]
+    assert text.startswith("no sampling:") and "connected client" in text
+
+
+def test_read_prints_the_text(runner: FlaskCliRunner) -> None:
+    assert runner.invoke(args=["mcp", "read", "config://motd"]).stdout == "Hello from stdio\n"
+    assert runner.invoke(args=["mcp", "read", "notes://12"]).stdout == "note 12\n"
+
+
+def test_read_writes_blobs_as_bytes(make_app: t.Callable[..., Flask], mcp: MCP) -> None:
+    @mcp.resource("file://logo.bin", mime_type="application/octet-stream")
+    def logo() -> bytes:
+        return b"\x00\x01binary"
+
+    result = make_app(mcp).test_cli_runner().invoke(args=["mcp", "read", "file://logo.bin"])
+    assert result.exit_code == 0
+    assert result.stdout_bytes == b"\x00\x01binary"
+
+
+def test_read_unknown_resource_fails(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["mcp", "read", "nope://x"])
+    assert result.exit_code == 1
+    assert "[-32002]" in result.stderr
+
+
+def test_stdio_command_serves_stdin(runner: FlaskCliRunner) -> None:
+    lines = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n'
+    result = runner.invoke(args=["mcp", "stdio"], input=io.BytesIO(lines))
+    assert result.exit_code == 0, result.output
+    assert result.stdout_bytes == b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
+
+
+def test_group_is_added_once_and_never_replaces_the_apps_own(make_app: t.Callable[..., Flask]) -> None:
+    import click
+
+    app = Flask("own")
+
+    @app.cli.command("mcp")
+    def own() -> None:
+        click.echo("mine")
+
+    MCP(name="x").init_app(app)
+    assert app.test_cli_runner().invoke(args=["mcp"]).output == "mine\n"
+    other = make_app(MCP(name="y"))
+    assert other.cli.commands["mcp"].name == "mcp"
+    assert sorted(other.cli.commands["mcp"].commands) == ["call", "list", "read", "stdio"]  # type: ignore[attr-defined]
