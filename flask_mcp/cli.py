@@ -6,9 +6,11 @@ The extension adds the group to every app it is set up on::
     flask --app app.py mcp call add '{"a": 1, "b": 2}'
     flask --app app.py mcp read notes://1
     flask --app app.py mcp stdio                   # serve MCP on stdin/stdout
+    flask --app app.py mcp openapi --format yaml   # the REST routes' OpenAPI document
+    flask --app app.py mcp cgi                     # answer one CGI request
 
-The commands talk to the protocol core directly (no HTTP): each sends one
-request, handled in the same kind of request context as over stdio (see
+``list``, ``call`` and ``read`` talk to the protocol core directly (no HTTP):
+each sends one request, handled in the same kind of request context as over stdio (see
 :func:`flask_mcp.transport.stdio.message_context`).
 """
 
@@ -26,6 +28,9 @@ from flask.cli import AppGroup
 from . import jsonrpc
 from .jsonrpc import MCPError
 from .server import ClientState
+from .transport.cgi import serve_cgi
+from .transport.rest import EXTENSION_KEY as REST_KEY
+from .transport.rest import RestSite
 from .transport.stdio import message_context, serve_stdio
 
 if t.TYPE_CHECKING:
@@ -184,3 +189,49 @@ def read_command(uri: str) -> None:
 def stdio_command() -> None:
     """Serve MCP over stdin and stdout (how desktop clients launch local servers)."""
     serve_stdio(current_app._get_current_object())  # type: ignore[attr-defined]
+
+
+@mcp_group.command("openapi")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the document to this file instead of stdout.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "yaml"]),
+    default="json",
+    show_default=True,
+    help="YAML needs PyYAML (the flask-mcp[yaml] extra).",
+)
+def openapi_command(output: str | None, fmt: str) -> None:
+    """Print the OpenAPI document of the REST routes (as served at <prefix>/openapi.json)."""
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    site: RestSite | None = app.extensions.get(REST_KEY)
+    if site is None:
+        raise click.ClickException("the REST routes are disabled (MCP_REST_ENABLED), so there is no OpenAPI document")
+    # Through the wire encoding, so the output holds exactly what the route serves.
+    document = json.loads(site.document.encoded())
+    if fmt == "yaml":
+        try:
+            import yaml
+        except ImportError:
+            raise click.ClickException(
+                "--format yaml needs PyYAML: pip install 'flask-mcp[yaml]' (or pip install PyYAML)"
+            ) from None
+        text = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
+    else:
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        with open(output, "w", encoding="utf-8") as file:
+            file.write(text)
+
+
+@mcp_group.command("cgi")
+def cgi_command() -> None:
+    """Answer one CGI request: run by a web server, per request (see flask_mcp.transport.cgi)."""
+    serve_cgi(current_app._get_current_object())  # type: ignore[attr-defined]

@@ -200,6 +200,38 @@ class MCPTestClient:
         """Every tool descriptor, following ``nextCursor`` across pages."""
         return self._list_all("tools/list", "tools")
 
+    def list_resources(self) -> list[dict[str, t.Any]]:
+        """Every static resource descriptor, following ``nextCursor`` across pages."""
+        return self._list_all("resources/list", "resources")
+
+    def list_resource_templates(self) -> list[dict[str, t.Any]]:
+        """Every resource template descriptor, following ``nextCursor`` across pages."""
+        return self._list_all("resources/templates/list", "resourceTemplates")
+
+    def list_prompts(self) -> list[dict[str, t.Any]]:
+        """Every prompt descriptor, following ``nextCursor`` across pages."""
+        return self._list_all("prompts/list", "prompts")
+
+    def complete(
+        self,
+        ref: dict[str, t.Any],
+        argument: str,
+        value: str,
+        context: dict[str, str] | None = None,
+    ) -> dict[str, t.Any]:
+        """``completion/complete``; returns the ``completion`` object (``values``, ``total``, ``hasMore``).
+
+        :param ref: what is completed: ``{"type": "ref/prompt", "name": ...}``
+            or ``{"type": "ref/resource", "uri": <template>}``.
+        :param argument: the argument (or template variable) being typed.
+        :param value: what has been typed so far.
+        :param context: the values of arguments already chosen.
+        """
+        params: dict[str, t.Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context is not None:
+            params["context"] = {"arguments": context}
+        return t.cast(dict[str, t.Any], self.request("completion/complete", params)["completion"])
+
     def read_resource(self, uri: str) -> list[dict[str, t.Any]]:
         """``resources/read``; returns the ``contents`` list."""
         return t.cast(list[dict[str, t.Any]], self.request("resources/read", {"uri": uri})["contents"])

@@ -122,7 +122,7 @@ def redis_url() -> t.Iterator[str]:
         stderr=subprocess.STDOUT,
     )
     try:
-        _wait_for_line(process, "Ready to accept connections", timeout=30)
+        _wait_for_line(process, "Ready to accept connections", timeout=90)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         process.terminate()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 import typing as t
 
 import pytest
@@ -140,4 +141,70 @@ def test_group_is_added_once_and_never_replaces_the_apps_own(make_app: t.Callabl
     assert app.test_cli_runner().invoke(args=["mcp"]).output == "mine\n"
     other = make_app(MCP(name="y"))
     assert other.cli.commands["mcp"].name == "mcp"
-    assert sorted(other.cli.commands["mcp"].commands) == ["call", "list", "read", "stdio"]  # type: ignore[attr-defined]
+    assert sorted(other.cli.commands["mcp"].commands) == ["call", "cgi", "list", "openapi", "read", "stdio"]  # type: ignore[attr-defined]
+
+
+def _served_document(app: Flask) -> t.Any:
+    prefix = app.config.get("MCP_REST_PREFIX", "/mcp/rest").rstrip("/")
+    response = app.test_client().get(f"{prefix}/openapi.json")
+    assert response.status_code == 200
+    return response.get_json()
+
+
+def test_openapi_prints_the_served_document_as_json(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["mcp", "openapi"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document == _served_document(stdio_app)
+    assert "/mcp/rest/tools/add" in document["paths"]
+
+
+def test_openapi_yaml_parses_back_to_the_same_document(runner: FlaskCliRunner) -> None:
+    yaml = pytest.importorskip("yaml")
+    result = runner.invoke(args=["mcp", "openapi", "--format", "yaml"])
+    assert result.exit_code == 0, result.output
+    assert not result.stdout.lstrip().startswith("{")  # block style, not JSON
+    assert yaml.safe_load(result.stdout) == json.loads(runner.invoke(args=["mcp", "openapi"]).stdout)
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_openapi_output_writes_the_file(runner: FlaskCliRunner, tmp_path: t.Any, fmt: str) -> None:
+    yaml = pytest.importorskip("yaml")
+    target = tmp_path / f"openapi.{fmt}"
+    result = runner.invoke(args=["mcp", "openapi", "--format", fmt, "--output", str(target)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert yaml.safe_load(target.read_text(encoding="utf-8")) == _served_document(stdio_app)  # JSON is YAML too
+
+
+def test_openapi_yaml_without_pyyaml_is_a_clear_error(runner: FlaskCliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "yaml", None)  # makes "import yaml" raise ImportError
+    result = runner.invoke(args=["mcp", "openapi", "--format", "yaml"])
+    assert result.exit_code == 1
+    assert "--format yaml needs PyYAML" in result.stderr
+    assert result.stdout == ""
+
+
+def test_openapi_follows_the_rest_prefix_and_new_tools(make_app: t.Callable[..., Flask]) -> None:
+    mcp = MCP(name="prefixed")
+    app = make_app(mcp, MCP_REST_PREFIX="/api")
+
+    @mcp.tool
+    def late(x: int) -> int:
+        return x
+
+    result = app.test_cli_runner().invoke(args=["mcp", "openapi"])
+    assert result.exit_code == 0, result.output
+    assert "/api/tools/late" in json.loads(result.stdout)["paths"]
+
+
+def test_openapi_without_rest_routes_is_an_error(make_app: t.Callable[..., Flask]) -> None:
+    app = make_app(MCP(name="no-rest"), MCP_REST_ENABLED=False)
+    result = app.test_cli_runner().invoke(args=["mcp", "openapi"])
+    assert result.exit_code == 1
+    assert "REST routes are disabled" in result.stderr
+
+
+def test_openapi_rejects_an_unknown_format(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["mcp", "openapi", "--format", "toml"])
+    assert result.exit_code == 2

@@ -63,3 +63,36 @@ def test_read_resource_and_get_prompt(mcp: MCP, make_app) -> None:
     client.initialize()
     assert client.read_resource("echo://ab") == [{"uri": "echo://ab", "text": "abab"}]
     assert client.get_prompt("shout", {"word": "hey"})["messages"][0]["content"]["text"] == "HEY"
+
+
+def test_list_resources_templates_and_prompts_follow_cursors(
+    mcp: MCP, make_app, schema_checker: SchemaValidator
+) -> None:
+    for i in range(3):
+        mcp.resource(f"res://{i}", name=f"res_{i}")(lambda: "x")
+        mcp.resource(f"tpl{i}://{{v}}", name=f"tpl_{i}")(lambda v: v)
+        mcp.prompt(name=f"prompt_{i}")(lambda: "x")
+    client = MCPTestClient(make_app(mcp, MCP_PAGE_SIZE=2), validator=schema_checker)
+    client.initialize()
+    assert [r["uri"] for r in client.list_resources()] == ["res://0", "res://1", "res://2"]
+    assert [r["uriTemplate"] for r in client.list_resource_templates()] == ["tpl0://{v}", "tpl1://{v}", "tpl2://{v}"]
+    assert [p["name"] for p in client.list_prompts()] == ["prompt_0", "prompt_1", "prompt_2"]
+
+
+def test_complete_sends_the_argument_and_context(mcp: MCP, make_app, schema_checker: SchemaValidator) -> None:
+    seen: list[dict[str, str]] = []
+
+    def languages(value: str, context: dict[str, str]) -> list[str]:
+        seen.append(context)
+        return [name for name in ("go", "python", "rust") if name.startswith(value)]
+
+    @mcp.prompt(completions={"language": languages})
+    def review(code: str, language: str) -> str:
+        return code
+
+    client = MCPTestClient(make_app(mcp), validator=schema_checker)
+    client.initialize()
+    ref = {"type": "ref/prompt", "name": "review"}
+    assert client.complete(ref, "language", "py")["values"] == ["python"]
+    assert client.complete(ref, "language", "", context={"code": "x"})["values"] == ["go", "python", "rust"]
+    assert seen == [{}, {"code": "x"}]

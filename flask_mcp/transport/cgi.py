@@ -1,0 +1,225 @@
+"""The CGI adapter: the REST tool calls, one process per request.
+
+A web server configured for CGI (Apache ``mod_cgi``, lighttpd, ``thttpd``...)
+runs ``flask --app app.py mcp cgi`` for every request, with the request
+described in environment variables (RFC 3875) and its body on stdin; the
+response goes to stdout: header lines with a ``Status:`` line, a blank line,
+the body.
+
+``PATH_INFO`` (what follows the script's own path, ``SCRIPT_NAME``) selects
+the operation:
+
+* ``POST /tools/<name>`` with a JSON object of arguments: ``{"result": value}``;
+* ``GET /openapi.json``: the OpenAPI document of those operations.
+
+Why a dispatcher of its own rather than the WSGI app under
+:class:`wsgiref.handlers.CGIHandler`: the CGI error messages are worded for
+this adapter (``Invalid JSON: <detail>``, ``Error: <message>``), it must not
+depend on ``MCP_REST_ENABLED``, and the OpenAPI document must describe the
+paths CGI serves rather than the REST prefix. The steps that matter are
+shared with the REST adapter and ``tools/call``:
+:func:`~flask_mcp.methods.tools.load_arguments`,
+:func:`~flask_mcp.methods.tools.run_tool`,
+:func:`~flask_mcp.results.tool_value` and
+:func:`~flask_mcp.errors.describe_exception`, so validation, invocation,
+error masking and result conversion cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import sys
+import typing as t
+from http import HTTPStatus
+from wsgiref.handlers import read_environ
+from wsgiref.util import guess_scheme
+
+import marshmallow as ma
+
+from .. import jsonrpc
+from ..errors import describe_exception, describe_validation_error
+from ..methods.tools import load_arguments, run_tool
+from ..openapi import build_document
+from ..results import tool_value
+from ..server import Call, ClientState
+from .guard import rejection
+from .stdio import _stdout_to_stderr
+
+if t.TYPE_CHECKING:
+    from flask import Flask
+
+    from ..extension import MCPState
+
+__all__ = ["CGIResponse", "cgi_document", "handle_cgi", "serve_cgi"]
+
+logger = logging.getLogger("flask_mcp")
+
+JSON_CONTENT_TYPE = "application/json"
+
+
+class CGIResponse:
+    """A status, headers and body, written in the CGI response format by :meth:`write`."""
+
+    def __init__(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.status = status
+        self.body = body
+        self.headers = {"Content-Type": JSON_CONTENT_TYPE, **(headers or {})}
+
+    def write(self, stream: t.BinaryIO, *, head: bool = False) -> None:
+        """Write the ``Status:`` line, the headers, a blank line and (unless *head*) the body."""
+        lines = [f"Status: {self.status} {HTTPStatus(self.status).phrase}"]
+        lines += [f"{name}: {value}" for name, value in self.headers.items()]
+        lines.append(f"Content-Length: {len(self.body)}")
+        stream.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        if not head:
+            stream.write(self.body)
+        stream.flush()
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> CGIResponse:
+    return CGIResponse(status, jsonrpc.encode({"error": message}), headers)
+
+
+def _method_not_allowed(method: str, allowed: str) -> CGIResponse:
+    return _error(405, f"Method Not Allowed: {method} (allowed: {allowed})", {"Allow": allowed})
+
+
+def cgi_document(state: MCPState, script_name: str = "") -> dict[str, t.Any]:
+    """The OpenAPI document of the CGI operations: the tools, at ``/tools/<name>``.
+
+    The REST document's resource and MCP endpoint paths are left out, as CGI
+    does not serve them; *script_name* (the script's URL path) becomes the
+    server URL, so the paths resolve under it.
+    """
+    document = build_document(state.server, "", "/")
+    document["paths"] = {path: item for path, item in document["paths"].items() if path.startswith("/tools/")}
+    if script_name:
+        document["servers"] = [{"url": script_name}]
+    return document
+
+
+def _read_body(environ: dict[str, t.Any], stdin: t.BinaryIO, limit: int) -> bytes | CGIResponse:
+    # RFC 3875: the body is exactly CONTENT_LENGTH bytes, and there is none
+    # without it; reading to EOF instead could wait forever on a server that
+    # keeps stdin open.
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return _error(400, f"Invalid CONTENT_LENGTH: {environ.get('CONTENT_LENGTH')!r}")
+    if length > limit:
+        return _error(413, f"Payload Too Large: the limit is {limit} bytes")
+    return stdin.read(length) if length > 0 else b""
+
+
+def _parse_arguments(body: bytes) -> dict[str, t.Any] | CGIResponse:
+    if not body.strip():
+        return {}  # a tool without arguments may be called with no body at all
+    try:
+        payload = json.loads(body, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return _error(400, f"Invalid JSON: {exc}")
+    if not isinstance(payload, dict):
+        return _error(400, f"Invalid JSON: expected an object of arguments, got {type(payload).__name__}")
+    return payload
+
+
+def _reject_constant(name: str) -> t.NoReturn:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _call_tool(state: MCPState, name: str, arguments: dict[str, t.Any]) -> CGIResponse:
+    tool = state.server.registry.tools.get(name)
+    if tool is None:
+        return _error(404, f"Function not found: {name}")
+    # A Call like the REST adapter's: without a channel, a Context's logging
+    # and progress are dropped and requests to the client refused.
+    call = Call(state.server, ClientState(), "tools/call", {"name": name, "arguments": arguments})
+    try:
+        kwargs = load_arguments(call, tool, arguments)
+    except ma.ValidationError as exc:
+        return _error(400, f"Invalid arguments: {describe_validation_error(exc)}")
+    try:
+        value = run_tool(call, tool, kwargs)
+    except Exception as exc:
+        return _error(500, f"Error: {describe_exception(exc, expose=state.server.expose_errors)}")
+    try:
+        return CGIResponse(200, jsonrpc.encode({"result": tool_value(value, tool.output_schema)}))
+    except (TypeError, ValueError) as exc:
+        logger.exception("tool %r returned a value that is not JSON", name)
+        return _error(500, f"Error: the tool returned a value that cannot be sent as JSON ({exc})")
+
+
+def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIResponse:
+    """Answer the CGI request described by *environ* (its body on *stdin*).
+
+    The request is handled in a Flask request context built from *environ*
+    (``request`` describes the real client; ``before_request`` hooks do not
+    run, as over stdio).
+    """
+    state: MCPState = app.extensions["mcp"]
+    method = environ.get("REQUEST_METHOD", "GET").upper()
+    path = environ.get("PATH_INFO") or "/"
+    reason = rejection(environ, state.settings.allowed_hosts, state.settings.allowed_origins)
+    if reason is not None:
+        return _error(403, reason)
+    if path == "/openapi.json":
+        if method not in ("GET", "HEAD"):
+            return _method_not_allowed(method, "GET, HEAD")
+        return CGIResponse(200, jsonrpc.encode(cgi_document(state, environ.get("SCRIPT_NAME", ""))))
+    name = path[len("/tools/") :] if path.startswith("/tools/") else ""
+    if not name or "/" in name:
+        return _error(404, f"Not Found: {path}")
+    if method != "POST":
+        return _method_not_allowed(method, "POST")
+    body = _read_body(environ, stdin, state.settings.max_content_length)
+    if isinstance(body, CGIResponse):
+        return body
+    arguments = _parse_arguments(body)
+    if isinstance(arguments, CGIResponse):
+        return arguments
+    environ["wsgi.input"] = io.BytesIO(body)  # already read: request.data still works in the tool
+    with app.request_context(environ):
+        return _call_tool(state, name, arguments)
+
+
+def cgi_environ(stdin: t.BinaryIO) -> dict[str, t.Any]:
+    """The WSGI environ of the CGI request in ``os.environ``, as :class:`wsgiref.handlers.CGIHandler` builds it."""
+    environ: dict[str, t.Any] = dict(read_environ())
+    environ.update(
+        {
+            "wsgi.input": stdin,
+            "wsgi.errors": sys.stderr,
+            "wsgi.version": (1, 0),
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": True,
+            "wsgi.url_scheme": guess_scheme(environ),
+        }
+    )
+    environ.setdefault("SERVER_NAME", "localhost")
+    environ.setdefault("SERVER_PORT", "80")
+    return environ
+
+
+def serve_cgi(app: Flask, stdin: t.BinaryIO | None = None, stdout: t.BinaryIO | None = None) -> None:
+    """Answer the one CGI request in the process environment.
+
+    :param app: a Flask app the :class:`~flask_mcp.MCP` extension is set up on.
+    :param stdin: the request body (binary); ``sys.stdin.buffer`` by default.
+    :param stdout: where the response goes (binary); ``sys.stdout.buffer`` by default.
+    """
+    if "mcp" not in app.extensions:
+        raise RuntimeError("the MCP extension is not set up on this app (call mcp.init_app(app))")
+    # Resolved before stdout is redirected, so the response reaches the real stdout.
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    environ = cgi_environ(stdin)
+    with _stdout_to_stderr():  # a tool's print() must not corrupt the response
+        try:
+            response = handle_cgi(app, environ, stdin)
+        except Exception:  # a bug here still owes the web server a well-formed response
+            logger.exception("CGI request failed")
+            response = _error(500, "Error: internal error (details are in the server log)")
+    response.write(stdout, head=environ.get("REQUEST_METHOD", "").upper() == "HEAD")

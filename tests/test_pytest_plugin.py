@@ -1,0 +1,132 @@
+"""The ``mcp_client`` fixtures, as a project using them sees them: in a pytest run of its own."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+#: A user's conftest: an app with one of each kind, as the ``app`` fixture (pytest-flask's convention).
+CONFTEST = """
+import pytest
+from flask import Flask
+
+from flask_mcp import MCP
+
+
+def build(**config):
+    mcp = MCP(name="user-app", version="1")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @mcp.resource("config://app")
+    def settings() -> str:
+        return "on"
+
+    @mcp.prompt(completions={"language": ["go", "python"]})
+    def review(code: str, language: str = "python") -> str:
+        return code
+
+    app = Flask("user_app")
+    app.config.update(TESTING=True, **config)
+    mcp.init_app(app)
+    return app
+
+
+@pytest.fixture
+def app():
+    return build()
+"""
+
+
+def test_plugin_is_registered_as_a_pytest11_entry_point() -> None:
+    plugins = {ep.name: ep.value for ep in entry_points(group="pytest11")}
+    assert plugins.get("flask_mcp") == "flask_mcp.pytest_plugin"
+
+
+def test_mcp_client_is_initialized_for_the_app_fixture(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        """
+        def test_tools(mcp_client):
+            assert mcp_client.session_id and mcp_client.protocol_version == "2025-11-25"
+            assert [tool["name"] for tool in mcp_client.list_tools()] == ["add"]
+            assert mcp_client.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}
+
+        def test_resources_prompts_and_completion(mcp_client):
+            assert [r["uri"] for r in mcp_client.list_resources()] == ["config://app"]
+            assert mcp_client.read_resource("config://app")[0]["text"] == "on"
+            assert [p["name"] for p in mcp_client.list_prompts()] == ["review"]
+            completion = mcp_client.complete({"type": "ref/prompt", "name": "review"}, "language", "g")
+            assert completion["values"] == ["go"]
+
+        def test_each_test_gets_its_own_session(mcp_client, mcp_client_factory):
+            assert mcp_client_factory().session_id != mcp_client.session_id
+        """
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=3)
+
+
+def test_factory_takes_another_app_path_and_handshake(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        """
+        from conftest import build
+
+        def test_custom_prefix(mcp_client_factory):
+            client = mcp_client_factory(build(MCP_URL_PREFIX="/api/mcp"))
+            assert client.path == "/api/mcp"
+            assert client.call_tool("add", {"a": 2, "b": 2})["structuredContent"] == {"result": 4}
+
+        def test_uninitialized(mcp_client_factory):
+            client = mcp_client_factory(initialize=False)
+            assert client.session_id is None
+            result = client.initialize(version="2025-06-18", capabilities={"sampling": {}})
+            assert result["protocolVersion"] == "2025-06-18"
+        """
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_a_failing_call_fails_the_user_test(pytester: pytest.Pytester) -> None:
+    """The fixtures do not swallow errors: an unknown tool fails the test that called it."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        """
+        def test_unknown_tool(mcp_client):
+            mcp_client.call_tool("nope")
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*AssertionError*"])
+
+
+def test_without_an_app_fixture_the_error_names_it(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        def test_needs_app(mcp_client):
+            pass
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*fixture 'app' not found*"])
+
+
+def test_disabling_the_plugin_removes_the_fixtures(pytester: pytest.Pytester) -> None:
+    """The fixtures come from the entry point, not from this project's conftest."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        """
+        def test_tools(mcp_client):
+            pass
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:flask_mcp")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*fixture 'mcp_client' not found*"])

@@ -1,0 +1,202 @@
+"""``flask mcp cgi``: the app run as a CGI program, one subprocess per request."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import typing as t
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from flask_mcp import MCP
+from flask_mcp.transport.cgi import serve_cgi
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class CGIResult(t.NamedTuple):
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    stderr: str
+
+    def json(self) -> t.Any:
+        return json.loads(self.body)
+
+
+def parse(output: bytes, stderr: str = "") -> CGIResult:
+    """Split a CGI response into its status, headers and body."""
+    head, separator, body = output.partition(b"\r\n\r\n")
+    assert separator, output
+    headers = dict(line.split(": ", 1) for line in head.decode("latin-1").split("\r\n"))
+    status = int(headers.pop("Status").split()[0])
+    assert int(headers["Content-Length"]) == len(body) or not body
+    return CGIResult(status, headers, body, stderr)
+
+
+def run_cgi(
+    method: str, path: str, body: bytes = b"", extra: dict[str, str] | None = None, app: str = "tests.cgi_app"
+) -> CGIResult:
+    """Run ``flask mcp cgi`` the way a web server does: CGI variables in the environment, the body on stdin."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("FLASK_", "HTTP_")) and key not in ("PATH_INFO", "CONTENT_LENGTH")
+    }
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT),
+            "GATEWAY_INTERFACE": "CGI/1.1",
+            "REQUEST_METHOD": method,
+            "SCRIPT_NAME": "/cgi-bin/mcp",
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "example.org",
+            "SERVER_PORT": "80",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "192.0.2.1",
+            "HTTP_HOST": "example.org",
+        }
+    )
+    if body:
+        env.update({"CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body))})
+    env.update(extra or {})
+    done = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", app, "mcp", "cgi"],
+        input=body,
+        capture_output=True,
+        env=env,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
+    )
+    return parse(done.stdout, done.stderr.decode())
+
+
+def test_a_tool_call_answers_its_result() -> None:
+    result = run_cgi("POST", "/tools/add", b'{"a": 1, "b": 2}')
+    assert (result.status, result.json()) == (200, {"result": 3})
+    assert result.headers["Content-Type"] == "application/json"
+
+
+def test_no_body_counts_as_no_arguments() -> None:
+    result = run_cgi("POST", "/tools/add")
+    assert result.status == 400
+    missing = "Missing data for required field."
+    assert result.json() == {"error": f"Invalid arguments: a: {missing}; b: {missing}"}
+
+
+def test_prints_go_to_stderr_and_the_request_is_the_cgi_client() -> None:
+    result = run_cgi("POST", "/tools/chatty", b'{"word": "hi"}', {"HTTP_USER_AGENT": "curl/8"})
+    assert (result.status, result.json()) == (200, {"result": "hi from curl/8"})
+    assert "chatty says hi" in result.stderr
+
+
+def test_unknown_tool_is_404() -> None:
+    result = run_cgi("POST", "/tools/nope", b"{}")
+    assert (result.status, result.json()) == (404, {"error": "Function not found: nope"})
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        (b'{"a": 1', "Expecting ',' delimiter: line 1 column 8 (char 7)"),
+        (b"[1, 2]", "expected an object of arguments, got list"),
+        (b'{"a": NaN}', "NaN is not valid JSON"),
+    ],
+)
+def test_a_body_that_is_not_a_json_object_is_400(body: bytes, detail: str) -> None:
+    result = run_cgi("POST", "/tools/add", body)
+    assert (result.status, result.json()) == (400, {"error": f"Invalid JSON: {detail}"})
+
+
+def test_invalid_arguments_name_the_fields() -> None:
+    result = run_cgi("POST", "/tools/add", b'{"a": "x"}')
+    assert result.status == 400
+    assert result.json() == {"error": "Invalid arguments: a: Not a valid integer.; b: Missing data for required field."}
+
+
+def test_a_tool_error_is_500_with_its_message() -> None:
+    result = run_cgi("POST", "/tools/refuse", b'{"reason": "no"}')
+    assert (result.status, result.json()) == (500, {"error": "Error: refused: no"})
+
+
+def test_a_failing_tool_is_masked_and_logged() -> None:
+    result = run_cgi("POST", "/tools/crash", b"{}")
+    assert result.status == 500
+    message = result.json()["error"]
+    assert message.startswith("Error: ") and "secret" not in message
+    assert "secret database password" in result.stderr  # logged for the operator
+
+
+def test_a_failing_tool_shows_its_detail_when_errors_are_not_masked() -> None:
+    result = run_cgi("POST", "/tools/crash", b"{}", {"FLASK_MCP_MASK_ERRORS": "false"})
+    assert (result.status, result.json()) == (500, {"error": "Error: RuntimeError: secret database password"})
+
+
+@pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
+def test_other_methods_on_a_tool_are_405(method: str) -> None:
+    result = run_cgi(method, "/tools/add")
+    assert (result.status, result.headers["Allow"]) == (405, "POST")
+    assert result.json() == {"error": f"Method Not Allowed: {method} (allowed: POST)"}
+
+
+@pytest.mark.parametrize("path", ["/", "", "/tools/", "/tools/add/more", "/resources", "/mcp"])
+def test_other_paths_are_404(path: str) -> None:
+    result = run_cgi("POST", path, b"{}")
+    assert result.status == 404
+    assert result.json() == {"error": f"Not Found: {path or '/'}"}
+
+
+def test_openapi_json_describes_the_cgi_operations() -> None:
+    result = run_cgi("GET", "/openapi.json")
+    assert result.status == 200
+    document = result.json()
+    assert document["openapi"] == "3.1.0"
+    assert document["servers"] == [{"url": "/cgi-bin/mcp"}]
+    assert sorted(document["paths"]) == ["/tools/add", "/tools/chatty", "/tools/crash", "/tools/refuse"]
+    assert document["paths"]["/tools/add"]["post"]["operationId"] == "add"
+
+
+def test_openapi_json_head_has_headers_only_and_post_is_405() -> None:
+    head = run_cgi("HEAD", "/openapi.json")
+    assert (head.status, head.body) == (200, b"")
+    assert int(head.headers["Content-Length"]) > 0
+    post = run_cgi("POST", "/openapi.json", b"{}")
+    assert (post.status, post.headers["Allow"]) == (405, "GET, HEAD")
+
+
+def test_a_body_over_the_limit_is_413() -> None:
+    result = run_cgi("POST", "/tools/add", b'{"a": 1, "b": 2}', {"FLASK_MCP_MAX_CONTENT_LENGTH": "8"})
+    assert (result.status, result.json()) == (413, {"error": "Payload Too Large: the limit is 8 bytes"})
+
+
+def test_a_rebound_host_is_refused() -> None:
+    result = run_cgi("POST", "/tools/add", b"{}", {"SERVER_NAME": "127.0.0.1", "HTTP_HOST": "evil.example"})
+    assert (result.status, result.json()) == (403, {"error": "Forbidden: host 'evil.example' is not allowed"})
+
+
+def test_serve_cgi_in_process(make_app: t.Callable[..., Flask], monkeypatch: pytest.MonkeyPatch) -> None:
+    mcp = MCP(name="inline")
+
+    @mcp.tool
+    def double(x: int) -> int:
+        return 2 * x
+
+    app = make_app(mcp)
+    for key, value in {"REQUEST_METHOD": "POST", "PATH_INFO": "/tools/double", "CONTENT_LENGTH": "8"}.items():
+        monkeypatch.setenv(key, value)
+    stdout = io.BytesIO()
+    serve_cgi(app, stdin=io.BytesIO(b'{"x": 4}'), stdout=stdout)
+    result = parse(stdout.getvalue())
+    assert (result.status, result.json()) == (200, {"result": 8})
+
+
+def test_serve_cgi_needs_the_extension() -> None:
+    with pytest.raises(RuntimeError, match="not set up"):
+        serve_cgi(Flask(__name__), stdin=io.BytesIO(), stdout=io.BytesIO())
