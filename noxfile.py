@@ -1,4 +1,4 @@
-"""Development sessions: ``nox -s tests``, ``lint``, ``typing``, ``docs``.
+"""Development sessions: ``nox`` runs ``tests``, ``lint``, ``typing``, ``docs`` and ``conformance``; ``bench`` on demand.
 
 Sessions run on whichever Python runs nox (``python=False`` would share its
 environment; a venv per session keeps them apart without needing several
@@ -55,7 +55,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typing(session: nox.Session) -> None:
     """Type-check the package with mypy."""
-    session.install("-e", ".", "mypy")
+    session.install("-e", ".[typing]")
     session.run("mypy", "flask_mcp", "examples/quickstart/app.py")
 
 
