@@ -1,4 +1,6 @@
-"""Development sessions: ``nox`` runs ``tests``, ``lint``, ``typing``, ``docs`` and ``conformance``; ``bench`` on demand.
+"""Development sessions.
+
+``nox`` runs ``tests``, ``lint``, ``typing``, ``docs`` and ``conformance``; ``nox -s bench`` on demand.
 
 Sessions run on whichever Python runs nox (``python=False`` would share its
 environment; a venv per session keeps them apart without needing several
