@@ -12,7 +12,7 @@ import http.client
 import importlib.util
 import json
 import os
-import selectors
+import queue
 import shutil
 import signal
 import socket
@@ -78,20 +78,30 @@ def free_port() -> int:
 
 def wait_for_output(process: subprocess.Popen[bytes], marker: str, timeout: float = 60) -> None:
     """Block until the process prints *marker*; it announces readiness itself."""
-    assert process.stdout is not None
+    stdout = process.stdout
+    assert stdout is not None
+    # A thread reads whole lines (select() on a buffered pipe can miss lines
+    # already buffered) and keeps draining the pipe so the server never blocks.
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        for raw in iter(stdout.readline, b""):
+            lines.put(raw.decode(errors="replace"))
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
     seen: list[str] = []
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and selector.select(deadline - time.monotonic()):
-            line = process.stdout.readline().decode(errors="replace")
-            if not line:
-                break
-            seen.append(line)
-            if marker in line:
-                # Keep draining the pipe so the server never blocks on a full one.
-                threading.Thread(target=lambda: process.stdout.read(), daemon=True).start()  # type: ignore[union-attr]
-                return
+    deadline = time.monotonic() + timeout
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=remaining)
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        seen.append(line)
+        if marker in line:
+            return
     process.kill()
     raise RuntimeError(f"{process.args!r} did not print {marker!r}:\n{''.join(seen)}")
 

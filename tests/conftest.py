@@ -4,7 +4,7 @@ redis-server."""
 
 from __future__ import annotations
 
-import selectors
+import queue
 import shutil
 import socket
 import subprocess
@@ -91,20 +91,31 @@ def live_server() -> t.Callable[[Flask], LiveServer]:
 
 def _wait_for_line(process: subprocess.Popen[bytes], marker: str, timeout: float) -> None:
     """Block until the process prints *marker* (it announces readiness itself)."""
-    assert process.stdout is not None
+    stdout = process.stdout
+    assert stdout is not None
+    # A thread reads whole lines into a queue (and keeps draining the pipe
+    # afterwards): select() on a buffered pipe can miss lines already read
+    # into Python's buffer.
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        for raw in iter(stdout.readline, b""):
+            lines.put(raw.decode(errors="replace"))
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
     seen = []
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not selector.select(deadline - time.monotonic()):
-                break
-            line = process.stdout.readline().decode(errors="replace")
-            if not line:
-                break
-            seen.append(line)
-            if marker in line:
-                return
+    deadline = time.monotonic() + timeout
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=remaining)
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        seen.append(line)
+        if marker in line:
+            return
     process.kill()
     pytest.fail(f"server did not print {marker!r}; output: {''.join(seen)!r}")
 
