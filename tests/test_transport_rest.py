@@ -12,7 +12,7 @@ import pytest
 from flask import Flask, abort
 from marshmallow import Schema, fields
 
-from flask_mcp import MCP, Context, ToolError
+from flask_mcp import MCP, Context, NotFoundError, ToolError
 
 SECRET = "secret-detail-4711"
 
@@ -153,6 +153,27 @@ def test_tool_error_message_is_shown(app: Flask) -> None:
     response = app.test_client().post("/mcp/rest/tools/refuse", json={})
     assert response.status_code == 500
     assert json_body(response) == {"error": "Function error: insufficient funds"}
+
+
+@pytest.mark.parametrize(
+    ("raise_it", "status", "body"),
+    [
+        (lambda: NotFoundError("no order 7"), 404, {"error": "no order 7"}),
+        (lambda: abort(404, "gone"), 404, {"error": "404 Not Found: gone"}),
+    ],
+    ids=["NotFoundError", "abort-404"],
+)
+def test_not_found_in_a_tool_is_a_404(
+    mcp: MCP, make_app: t.Callable[..., Flask], raise_it: t.Callable[[], t.Any], status: int, body: dict[str, str]
+) -> None:
+    @mcp.tool
+    def lookup() -> None:
+        exc = raise_it()
+        if exc is not None:
+            raise exc
+
+    response = make_app(mcp).test_client().post("/mcp/rest/tools/lookup", json={})
+    assert response.status_code == status and json_body(response) == body
 
 
 def test_abort_in_a_tool(app: Flask) -> None:

@@ -12,7 +12,7 @@ import typing as t
 from flask import Flask, abort
 from marshmallow import Schema, fields
 
-from flask_mcp import MCP, ToolError
+from flask_mcp import MCP, NotFoundError
 
 mcp = MCP(name="quickstart", version="1.0.0", instructions="A demo server: arithmetic, notes and a review prompt.")
 
@@ -46,7 +46,7 @@ def greet(name: str, excited: bool = False) -> str:
 def get_note(note_id: str) -> dict[str, t.Any]:
     """Fetch a note with its length."""
     if note_id not in NOTES:
-        raise ToolError(f"no note with id {note_id!r}")
+        raise NotFoundError(f"no note with id {note_id!r}")  # MCP: an isError result; REST: 404
     return {"id": note_id, "text": NOTES[note_id], "length": len(NOTES[note_id])}
 
 

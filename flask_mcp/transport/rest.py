@@ -21,7 +21,7 @@ import marshmallow as ma
 from flask import Flask, Response, current_app, request
 
 from .. import jsonrpc
-from ..errors import describe_exception, describe_validation_error, is_expected
+from ..errors import NotFoundError, describe_exception, describe_validation_error, is_expected
 from ..jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
 from ..methods.resources import read_resource
 from ..methods.tools import load_arguments, run_tool
@@ -158,6 +158,9 @@ def tool_view(name: str) -> Response:
         return error(400, f"Invalid arguments: {describe_validation_error(exc)}")
     try:
         value = run_tool(call, tool, kwargs)
+    except NotFoundError as exc:
+        # The tool looked something up that does not exist: a client error, not a server fault.
+        return error(404, str(exc))
     except Exception as exc:
         return error(500, f"Function error: {describe_exception(exc, expose=state.server.expose_errors)}")
     try:
