@@ -4,12 +4,10 @@ redis-server."""
 
 from __future__ import annotations
 
-import queue
 import shutil
 import socket
 import subprocess
 import threading
-import time
 import typing as t
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import pytest
 from flask import Flask
 from werkzeug.serving import make_server
 
+from benchmarks.servers_under_test import wait_for_output
 from flask_mcp import MCP
 from flask_mcp.testing import MCPTestClient, SchemaValidator
 
@@ -91,33 +90,10 @@ def live_server() -> t.Callable[[Flask], LiveServer]:
 
 def _wait_for_line(process: subprocess.Popen[bytes], marker: str, timeout: float) -> None:
     """Block until the process prints *marker* (it announces readiness itself)."""
-    stdout = process.stdout
-    assert stdout is not None
-    # A thread reads whole lines into a queue (and keeps draining the pipe
-    # afterwards): select() on a buffered pipe can miss lines already read
-    # into Python's buffer.
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        for raw in iter(stdout.readline, b""):
-            lines.put(raw.decode(errors="replace"))
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    seen = []
-    deadline = time.monotonic() + timeout
-    while (remaining := deadline - time.monotonic()) > 0:
-        try:
-            line = lines.get(timeout=remaining)
-        except queue.Empty:
-            break
-        if line is None:
-            break
-        seen.append(line)
-        if marker in line:
-            return
-    process.kill()
-    pytest.fail(f"server did not print {marker!r}; output: {''.join(seen)!r}")
+    try:
+        wait_for_output(process, marker, timeout)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")
