@@ -36,14 +36,9 @@ from http import HTTPStatus
 from wsgiref.handlers import read_environ
 from wsgiref.util import guess_scheme
 
-import marshmallow as ma
-
 from .. import jsonrpc
-from ..errors import describe_exception, describe_validation_error
-from ..methods.tools import load_arguments, run_tool
+from ..direct import DirectCallFailed, Reason, call_tool_json
 from ..openapi import build_document
-from ..results import tool_value
-from ..server import Call, ClientState
 from .guard import rejection
 from .stdio import _stdout_to_stderr
 
@@ -129,26 +124,21 @@ def _reject_constant(name: str) -> t.NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
+#: Status and wording of each way a tool call can fail (RFC-style CGI messages).
+_ERRORS: dict[Reason, tuple[int, str]] = {
+    "unknown_tool": (404, "Function not found: {}"),
+    "invalid_arguments": (400, "Invalid arguments: {}"),
+    "not_found": (404, "{}"),
+    "tool_error": (500, "Error: {}"),
+}
+
+
 def _call_tool(state: MCPState, name: str, arguments: dict[str, t.Any]) -> CGIResponse:
-    tool = state.server.registry.tools.get(name)
-    if tool is None:
-        return _error(404, f"Function not found: {name}")
-    # A Call like the REST adapter's: without a channel, a Context's logging
-    # and progress are dropped and requests to the client refused.
-    call = Call(state.server, ClientState(), "tools/call", {"name": name, "arguments": arguments})
     try:
-        kwargs = load_arguments(call, tool, arguments)
-    except ma.ValidationError as exc:
-        return _error(400, f"Invalid arguments: {describe_validation_error(exc)}")
-    try:
-        value = run_tool(call, tool, kwargs)
-    except Exception as exc:
-        return _error(500, f"Error: {describe_exception(exc, expose=state.server.expose_errors)}")
-    try:
-        return CGIResponse(200, jsonrpc.encode({"result": tool_value(value, tool.output_schema)}))
-    except (TypeError, ValueError) as exc:
-        logger.exception("tool %r returned a value that is not JSON", name)
-        return _error(500, f"Error: the tool returned a value that cannot be sent as JSON ({exc})")
+        return CGIResponse(200, call_tool_json(state.server, name, arguments))
+    except DirectCallFailed as exc:
+        status, wording = _ERRORS[exc.reason]
+        return _error(status, wording.format(exc.message))
 
 
 def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIResponse:
@@ -173,6 +163,8 @@ def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIR
         return _error(404, f"Not Found: {path}")
     if method != "POST":
         return _method_not_allowed(method, "POST")
+    if name not in state.server.registry.tools:  # before the body: an unknown tool is a 404 whatever it carries
+        return _error(404, _ERRORS["unknown_tool"][1].format(name))
     body = _read_body(environ, stdin, state.settings.max_content_length)
     if isinstance(body, CGIResponse):
         return body

@@ -17,16 +17,14 @@ from __future__ import annotations
 import logging
 import typing as t
 
-import marshmallow as ma
 from flask import Flask, Response, current_app, request
 
 from .. import jsonrpc
-from ..errors import NotFoundError, describe_exception, describe_validation_error, is_expected
+from ..direct import DirectCallFailed, Reason, call_tool_json
+from ..errors import describe_exception, is_expected
 from ..jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
 from ..methods.resources import read_resource
-from ..methods.tools import load_arguments, run_tool
 from ..openapi import OpenAPIDocument, swagger_ui_page
-from ..results import tool_value
 from ..server import Call, ClientState
 from .guard import rejection
 
@@ -36,6 +34,15 @@ if t.TYPE_CHECKING:
 __all__ = ["RestSite", "add_routes", "error"]
 
 logger = logging.getLogger("flask_mcp")
+
+#: Status and wording of each way a tool call can fail.
+_ERRORS: dict[Reason, tuple[int, str]] = {
+    "unknown_tool": (404, "Function not found: {}"),
+    "invalid_arguments": (400, "Invalid arguments: {}"),
+    # The tool looked something up that does not exist: a client error, not a server fault.
+    "not_found": (404, "{}"),
+    "tool_error": (500, "Function error: {}"),
+}
 
 JSON_CONTENT_TYPE = "application/json"
 #: Key of the per-app :class:`RestSite` in ``app.extensions``.
@@ -143,32 +150,16 @@ def tool_view(name: str) -> Response:
     if rejected is not None:
         return rejected
     state: MCPState = current_app.extensions["mcp"]
-    tool = state.server.registry.tools.get(name)
-    if tool is None:
-        return error(404, f"Function not found: {name}")
+    if name not in state.server.registry.tools:  # before the body: an unknown URL is a 404 whatever it carries
+        return error(404, _ERRORS["unknown_tool"][1].format(name))
     arguments = _read_object(state)
     if isinstance(arguments, Response):
         return arguments
-    # A Call like the one tools/call gets; without a channel, a Context's
-    # logging and progress are dropped and requests to the client refused.
-    call = Call(state.server, ClientState(), "tools/call", {"name": name, "arguments": arguments})
     try:
-        kwargs = load_arguments(call, tool, arguments)
-    except ma.ValidationError as exc:
-        return error(400, f"Invalid arguments: {describe_validation_error(exc)}")
-    try:
-        value = run_tool(call, tool, kwargs)
-    except NotFoundError as exc:
-        # The tool looked something up that does not exist: a client error, not a server fault.
-        return error(404, str(exc))
-    except Exception as exc:
-        return error(500, f"Function error: {describe_exception(exc, expose=state.server.expose_errors)}")
-    try:
-        body = jsonrpc.encode({"result": tool_value(value, tool.output_schema)})
-    except (TypeError, ValueError) as exc:
-        # The tool worked but returned something JSON cannot carry (NaN, a custom object).
-        logger.exception("tool %r returned a value that is not JSON", name)
-        return error(500, f"Function error: the tool returned a value that cannot be sent as JSON ({exc})")
+        body = call_tool_json(state.server, name, arguments)
+    except DirectCallFailed as exc:
+        status, wording = _ERRORS[exc.reason]
+        return error(status, wording.format(exc.message))
     return Response(body, content_type=JSON_CONTENT_TYPE)
 
 

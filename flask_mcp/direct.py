@@ -1,0 +1,74 @@
+"""Calling a tool without JSON-RPC, for the REST and CGI adapters.
+
+Both adapters answer ``{"result": value}`` or an error with an HTTP status;
+only the wording of their errors differs. The steps are the protocol core's
+own (:func:`~flask_mcp.methods.tools.load_arguments`,
+:func:`~flask_mcp.methods.tools.run_tool`, :func:`~flask_mcp.results.tool_value`),
+so validation, invocation, masking and conversion are the same on every
+surface.
+"""
+
+from __future__ import annotations
+
+import logging
+import typing as t
+
+import marshmallow as ma
+
+from . import jsonrpc
+from .errors import NotFoundError, describe_exception, describe_validation_error
+from .methods.tools import load_arguments, run_tool
+from .results import tool_value
+from .server import Call, ClientState, Server
+
+__all__ = ["DirectCallFailed", "Reason", "call_tool_json"]
+
+logger = logging.getLogger("flask_mcp")
+
+#: Why a direct call produced no value.
+Reason = t.Literal["unknown_tool", "invalid_arguments", "not_found", "tool_error"]
+
+
+class DirectCallFailed(Exception):
+    """A direct tool call failed; the adapter words it and picks the status.
+
+    :param reason: what went wrong.
+    :param message: the detail (tool name, field messages, the tool's message).
+    """
+
+    def __init__(self, reason: Reason, message: str) -> None:
+        super().__init__(message)
+        self.reason: Reason = reason
+        self.message = message
+
+
+def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any]) -> bytes:
+    """Run tool *name* and return ``{"result": value}`` encoded as JSON.
+
+    The call has no channel: a :class:`~flask_mcp.Context`'s notifications
+    are dropped and its requests to the client refused.
+
+    :raises DirectCallFailed: unknown tool, invalid arguments, a
+        :class:`~flask_mcp.NotFoundError` from the tool, or any other failure
+        (detail masked unless the server exposes errors).
+    """
+    tool = server.registry.tools.get(name)
+    if tool is None:
+        raise DirectCallFailed("unknown_tool", name)
+    call = Call(server, ClientState(), "tools/call", {"name": name, "arguments": arguments})
+    try:
+        kwargs = load_arguments(call, tool, arguments)
+    except ma.ValidationError as exc:
+        raise DirectCallFailed("invalid_arguments", describe_validation_error(exc)) from None
+    try:
+        value = run_tool(call, tool, kwargs)
+    except NotFoundError as exc:
+        raise DirectCallFailed("not_found", str(exc)) from None
+    except Exception as exc:
+        raise DirectCallFailed("tool_error", describe_exception(exc, expose=server.expose_errors)) from None
+    try:
+        return jsonrpc.encode({"result": tool_value(value, tool.output_schema)})
+    except (TypeError, ValueError) as exc:
+        # The tool worked but returned something JSON cannot carry (NaN, a custom object).
+        logger.exception("tool %r returned a value that is not JSON", name)
+        raise DirectCallFailed("tool_error", f"the tool returned a value that cannot be sent as JSON ({exc})") from None
