@@ -44,8 +44,14 @@ __all__ = ["MCPClientFactory", "mcp_client", "mcp_client_factory"]
 DEFAULT_VERSION = "2025-11-25"
 
 
-class MCPClientFactory(t.Protocol):
-    """The type of the ``mcp_client_factory`` fixture."""
+class MCPClientFactory:
+    """The ``mcp_client_factory`` fixture: builds :class:`~flask_mcp.testing.MCPTestClient` objects.
+
+    :param request: the requesting test, to look up its ``app`` fixture when needed.
+    """
+
+    def __init__(self, request: pytest.FixtureRequest) -> None:
+        self._request = request
 
     def __call__(
         self,
@@ -56,25 +62,11 @@ class MCPClientFactory(t.Protocol):
         initialize: bool = True,
         version: str = DEFAULT_VERSION,
         capabilities: dict[str, t.Any] | None = None,
-    ) -> MCPTestClient: ...
-
-
-@pytest.fixture
-def mcp_client_factory(request: pytest.FixtureRequest) -> MCPClientFactory:
-    """Build :class:`~flask_mcp.testing.MCPTestClient` objects; see the module docstring."""
-
-    def factory(
-        app: Flask | None = None,
-        *,
-        path: str | None = None,
-        validator: SchemaValidator | None = None,
-        initialize: bool = True,
-        version: str = DEFAULT_VERSION,
-        capabilities: dict[str, t.Any] | None = None,
     ) -> MCPTestClient:
+        """A client for *app* (default: the ``app`` fixture), initialized unless told otherwise."""
         if app is None:
             # Looked up only when needed, so tests that pass their own app need no `app` fixture.
-            app = t.cast("Flask", request.getfixturevalue("app"))
+            app = t.cast("Flask", self._request.getfixturevalue("app"))
         if path is None:
             # init_app registers the endpoint at MCP_URL_PREFIX; it is set once the extension is set up.
             path = app.config.get("MCP_URL_PREFIX") or "/mcp"
@@ -83,7 +75,11 @@ def mcp_client_factory(request: pytest.FixtureRequest) -> MCPClientFactory:
             client.initialize(version, capabilities)
         return client
 
-    return factory
+
+@pytest.fixture
+def mcp_client_factory(request: pytest.FixtureRequest) -> MCPClientFactory:
+    """Build :class:`~flask_mcp.testing.MCPTestClient` objects; see the module docstring."""
+    return MCPClientFactory(request)
 
 
 @pytest.fixture

@@ -199,6 +199,18 @@ def ask(request_id: int) -> dict[str, t.Any]:
     }
 
 
+def waiting_for_sampling() -> tuple[PipeSession, dict[str, t.Any]]:
+    """A session whose ``ask`` call (id 1) sent its progress and now waits for the sampling answer."""
+    session = PipeSession(stdio_app)
+    session.send(INIT)
+    session.receive()
+    session.send(ask(1))
+    session.receive()  # progress
+    sampling = session.receive()
+    assert sampling["method"] == "sampling/createMessage"
+    return session, sampling
+
+
 def test_context_tool_progress_and_sampling_round_trip() -> None:
     session = PipeSession(stdio_app)
     session.send(INIT)
@@ -225,12 +237,7 @@ def test_context_tool_progress_and_sampling_round_trip() -> None:
 
 
 def test_sampling_error_answer_reaches_the_tool() -> None:
-    session = PipeSession(stdio_app)
-    session.send(INIT)
-    session.receive()
-    session.send(ask(1))
-    session.receive()  # progress
-    sampling = session.receive()
+    session, sampling = waiting_for_sampling()
     session.send({"jsonrpc": "2.0", "id": sampling["id"], "error": {"code": -1, "message": "user rejected"}})
     response = session.receive()
     assert response["id"] == 1
@@ -239,12 +246,7 @@ def test_sampling_error_answer_reaches_the_tool() -> None:
 
 
 def test_cancelled_request_stops_waiting_and_gets_no_response() -> None:
-    session = PipeSession(stdio_app)
-    session.send(INIT)
-    session.receive()
-    session.send(ask(1))
-    session.receive()  # progress
-    session.receive()  # sampling request
+    session, _ = waiting_for_sampling()
     session.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
     session.send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
     assert session.receive()["id"] == "p"
@@ -252,12 +254,7 @@ def test_cancelled_request_stops_waiting_and_gets_no_response() -> None:
 
 
 def test_eof_while_waiting_ends_the_handler() -> None:
-    session = PipeSession(stdio_app)
-    session.send(INIT)
-    session.receive()
-    session.send(ask(1))
-    session.receive()  # progress
-    session.receive()  # sampling request
+    session, _ = waiting_for_sampling()
     [response] = session.close()  # would hang for the client request timeout if the handler kept waiting
     assert response["id"] == 1
     assert "stdin was closed" in json.dumps(response)
@@ -276,12 +273,7 @@ def test_without_sampling_capability_the_tool_is_told() -> None:
 
 
 def test_reusing_a_running_id_is_rejected() -> None:
-    session = PipeSession(stdio_app)
-    session.send(INIT)
-    session.receive()
-    session.send(ask(1))
-    session.receive()  # progress
-    sampling = session.receive()
+    session, sampling = waiting_for_sampling()
     session.send(ask(1))
     duplicate = session.receive()
     assert (duplicate["id"], duplicate["error"]["code"]) == (1, -32600)
