@@ -21,6 +21,7 @@ from .context import Channel, Context
 from .errors import describe_exception, is_expected
 from .jsonrpc import MCPError
 from .methods import HANDLERS, NOTIFICATION_HANDLERS
+from .principal import Principal
 from .registry import Registry
 from .versions import DEFAULT_NEGOTIATED_VERSION
 
@@ -91,6 +92,8 @@ class Call:
     request_id: jsonrpc.RequestId | None = None
     #: The transport's way back to the client while the request runs.
     channel: Channel | None = None
+    #: The authenticated caller, when the transport has an auth backend.
+    principal: Principal | None = None
 
     def context(self) -> Context:
         """A :class:`~flask_mcp.Context` for the handler of this request."""
@@ -209,7 +212,11 @@ class Server:
         return False
 
     def handle(
-        self, message: jsonrpc.Message, state: ClientState, channel: Channel | None = None
+        self,
+        message: jsonrpc.Message,
+        state: ClientState,
+        channel: Channel | None = None,
+        principal: Principal | None = None,
     ) -> dict[str, t.Any] | None:
         """Handle one parsed message and return the response envelope, if any.
 
@@ -219,6 +226,7 @@ class Server:
 
         :param channel: how a handler that takes a :class:`~flask_mcp.Context`
             talks back to the client while it runs.
+        :param principal: the authenticated caller, if the transport authenticates.
         """
         if isinstance(message, jsonrpc.Response):
             return None
@@ -226,7 +234,7 @@ class Server:
             on_notification = NOTIFICATION_HANDLERS.get(message.method)
             if on_notification is not None:
                 try:
-                    on_notification(Call(self, state, message.method, message.params))
+                    on_notification(Call(self, state, message.method, message.params, principal=principal))
                 except Exception:  # a notification has nobody to report to
                     logger.exception("MCP notification handler %r failed", message.method)
             return None
@@ -234,7 +242,7 @@ class Server:
         try:
             if handler is None:
                 raise MCPError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}")
-            result = handler(Call(self, state, message.method, message.params, message.id, channel))
+            result = handler(Call(self, state, message.method, message.params, message.id, channel, principal))
             return jsonrpc.success(message.id, result)
         except MCPError as exc:
             return jsonrpc.failure(message.id, exc)
