@@ -28,6 +28,14 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 #: MCP: the requested resource does not exist.
 RESOURCE_NOT_FOUND = -32002
+#: flask_mcp: the caller may not use this tool, resource or prompt. An
+#: application code outside JSON-RPC's reserved range (-32768 to -32000);
+#: ``data.requiredScopes`` lists the scopes that would allow it. The HTTP
+#: transport answers it with 403 and ``error="insufficient_scope"``.
+PERMISSION_DENIED = -31403
+#: flask_mcp: a rate limit was exceeded; ``data.retryAfter`` is in seconds.
+#: The HTTP transport answers it with 429 and ``Retry-After``.
+RATE_LIMITED = -31429
 
 RequestId = t.Union[str, int]
 
