@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import collections
 import importlib.util
+import itertools
 import json
+import math
+import re
+import sys
 import typing as t
 from pathlib import Path
 from types import ModuleType
 
+import jsonschema
 import pytest
+from flask import Flask
 
 from flask_mcp.testing import MCPTestClient, SchemaValidator
 
@@ -111,6 +118,9 @@ def every_example() -> t.Iterator[str]:
 def test_every_example_initializes(name: str) -> None:
     module = load_example(name)
     client = MCPTestClient(module.app, validator=SCHEMA)
+    token = getattr(module, "DEFAULT_TOKEN", None)  # an example protected by a bearer token names its own
+    if token is not None:
+        client.http.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
     result = client.initialize()
     assert result["protocolVersion"] == "2025-11-25"
     client.list_tools()
@@ -154,3 +164,338 @@ def test_conformance_context_tool_answers_with_an_event_stream(conformance: MCPT
     assert response.mimetype == "text/event-stream"
     body = response.get_data(as_text=True)
     assert body.count("notifications/message") == 3 and '"id":9' in body
+
+
+# docs_search: BM25 over docs/, an app template, a tool scaffold and one resource per page
+
+DOCS = EXAMPLES.parent / "docs"
+
+
+def load_sibling(example: str, module: str) -> ModuleType:
+    """Import ``examples/<example>/<module>.py`` by its path, under a name of its own."""
+    spec = importlib.util.spec_from_file_location(f"example_{example}_{module}", EXAMPLES / example / f"{module}.py")
+    assert spec is not None and spec.loader is not None
+    loaded = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = loaded  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def docs_search() -> ModuleType:
+    return load_example("docs_search")
+
+
+@pytest.fixture(scope="module")
+def docs_index() -> ModuleType:
+    return load_sibling("docs_search", "docs_index")
+
+
+@pytest.fixture(params=[False, True], ids=["stateful", "stateless"])
+def docs_client(request: pytest.FixtureRequest, docs_search: ModuleType) -> MCPTestClient:
+    client = MCPTestClient(docs_search.create_app({"TESTING": True, "MCP_STATELESS": request.param}), validator=SCHEMA)
+    client.initialize()
+    return client
+
+
+def doc_pages() -> list[str]:
+    return sorted(p.stem for p in DOCS.glob("*.rst"))
+
+
+def object_nodes(node: t.Any) -> t.Iterator[dict[str, t.Any]]:
+    """Every JSON Schema object with ``properties`` inside *node*, *node* included."""
+    if isinstance(node, dict):
+        if "properties" in node:
+            yield node
+        for value in node.values():
+            yield from object_nodes(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from object_nodes(value)
+
+
+def structured(client: MCPTestClient, name: str, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Call a tool that must succeed; its structured result, checked against its outputSchema."""
+    result = client.call_tool(name, arguments)
+    assert not result.get("isError"), result
+    tool = next(tool for tool in client.list_tools() if tool["name"] == name)
+    jsonschema.Draft202012Validator(tool["outputSchema"]).validate(result["structuredContent"])
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+    return t.cast(dict[str, t.Any], result["structuredContent"])
+
+
+def assert_names(result: dict[str, t.Any], field: str) -> None:
+    """*result* is an error naming *field*: ``field: <problem>``, or among the unknown arguments."""
+    text = result["content"][0]["text"]
+    assert result["isError"] is True, result
+    assert f"{field}:" in text or ("nknown" in text and re.search(rf"\b{re.escape(field)}\b", text)), text
+
+
+def test_docs_search_tool_schemas(docs_client: MCPTestClient) -> None:
+    tools = {tool["name"]: tool for tool in docs_client.list_tools()}
+    assert set(tools) == {"search_docs", "get_app_template", "generate_tool_module"}
+    for tool in tools.values():
+        assert "outputSchema" in tool
+        assert all(node["additionalProperties"] is False for node in object_nodes(tool["inputSchema"]))
+    search = tools["search_docs"]["inputSchema"]
+    assert search["required"] == ["query"]
+    assert (search["properties"]["limit"]["minimum"], search["properties"]["limit"]["maximum"]) == (1, 50)
+    assert search["properties"]["version"]["enum"] == ["latest", "all"]
+    template = tools["get_app_template"]["inputSchema"]
+    assert template["required"] == ["cache"] and template["properties"]["cache"]["enum"] == ["simple", "redis"]
+    scaffold = tools["generate_tool_module"]["inputSchema"]
+    assert sorted(scaffold["required"]) == ["fields", "name"]
+    field_spec = scaffold["$defs"]["FieldSpec"]
+    assert sorted(field_spec["required"]) == ["name", "type"] and field_spec["additionalProperties"] is False
+    assert "date" in field_spec["properties"]["type"]["enum"]
+
+
+def test_docs_search_bm25_by_hand(docs_index: ModuleType) -> None:
+    # N = 3, avgdl = (3 + 2 + 4) / 3 = 3, k1 = 1.5, b = 0.75.
+    bm25 = docs_index.BM25([["a", "b", "a"], ["b", "c"], ["c", "c", "c", "d"]])
+    idf_a = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))
+    idf_c = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
+    expected = [
+        idf_a * 2 * 2.5 / (2 + 1.5 * (0.25 + 0.75 * 3 / 3)),
+        idf_c * 1 * 2.5 / (1 + 1.5 * (0.25 + 0.75 * 2 / 3)),
+        idf_c * 3 * 2.5 / (3 + 1.5 * (0.25 + 0.75 * 4 / 3)),
+    ]
+    assert bm25.scores(["a", "c"]) == pytest.approx(expected)
+    assert bm25.scores(["a", "a", "c"]) == pytest.approx(expected)  # a repeated word counts once
+    assert bm25.scores(["zzz"]) == [0.0, 0.0, 0.0]
+
+
+def test_docs_search_index_of_a_small_folder(docs_index: ModuleType, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "_build").mkdir(parents=True)
+    (docs / "_build" / "copy.rst").write_text("Copy\n====\n\nredis redis redis\n")
+    (docs / "alpha.rst").write_text(
+        "Alpha\n=====\n\nIntro with ``redis``.\n\nSetup\n-----\n\n" + "filler " * 40 + "then redis twice: redis.\n"
+    )
+    (docs / "beta.rst").write_text("Beta\n====\n\nNothing to see.\n")
+    index = docs_index.DocsIndex(docs, tmp_path)
+    assert list(index.pages) == ["alpha", "beta"]
+    assert [s.id for s in index.sections] == ["alpha#alpha", "alpha#setup", "beta#beta"]
+    results = index.search("Redis", limit=10)
+    scores = dict(zip([s.id for s in index.sections], index.bm25.scores(["redis"]), strict=True))
+    assert [r["id"] for r in results] == sorted(["alpha#alpha", "alpha#setup"], key=lambda id: -scores[id])
+    top = scores[results[0]["id"]]
+    assert [r["score"] for r in results] == [pytest.approx(scores[r["id"]] / top, abs=1e-6) for r in results]
+    assert results[0]["score"] == 1.0 and 0 < results[1]["score"] < 1
+    setup = next(r for r in results if r["id"] == "alpha#setup")
+    assert setup["category"] == "Alpha" and setup["source"] == {"path": "docs/alpha.rst"}
+    assert "redis" in setup["snippet"] and setup["snippet"].startswith("…") and len(setup["snippet"]) <= 162
+    assert index.search("redis", limit=1) == results[:1]
+    assert index.search(" \t") == [] and index.search("absent") == []
+
+
+def test_docs_search_ranks_a_distinctive_term_first(docs_client: MCPTestClient, docs_search: ModuleType) -> None:
+    sections = docs_search.docs().sections
+    tokens = [set(re.findall(r"[a-z0-9]+", f"{s.title} {s.text}".lower())) for s in sections]
+    counts = collections.Counter(token for found in tokens for token in found)
+    distinctive = sorted(token for token, n in counts.items() if n == 1 and len(token) >= 8 and token.isalpha())
+    assert distinctive, "the docs should hold words found in only one section"
+    for term in distinctive[:: max(1, len(distinctive) // 5)]:
+        section = sections[next(i for i, found in enumerate(tokens) if term in found)]
+        assert term in (DOCS.parent / section.path).read_text().lower()
+        payload = structured(docs_client, "search_docs", {"query": term.upper()})
+        assert payload["query"] == term.upper() and payload["version"] == "all"
+        assert [(r["id"], r["score"]) for r in payload["results"]] == [(section.id, 1.0)]
+        assert term in payload["results"][0]["snippet"].lower()
+
+
+def test_docs_search_orders_and_limits(docs_client: MCPTestClient) -> None:
+    payload = structured(docs_client, "search_docs", {"query": "session cache redis", "limit": 5, "version": "latest"})
+    scores = [r["score"] for r in payload["results"]]
+    assert len(scores) == 5 and scores[0] == 1.0 and scores == sorted(scores, reverse=True) and scores[-1] > 0
+    pages = set(doc_pages())
+    assert all(r["page"] in pages and r["source"]["path"] == f"docs/{r['page']}.rst" for r in payload["results"])
+    widest = structured(docs_client, "search_docs", {"query": "session cache redis", "limit": 50})
+    assert widest["results"][:5] == payload["results"]
+
+
+@pytest.mark.parametrize("query", ["", "   ", "?!"])
+def test_docs_search_empty_query(docs_client: MCPTestClient, query: str) -> None:
+    assert structured(docs_client, "search_docs", {"query": query}) == {"query": query, "version": "all", "results": []}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"query": "x", "limit": 0}, "limit"),
+        ({"query": "x", "limit": 51}, "limit"),
+        ({"query": "x", "limit": "5"}, "limit"),
+        ({"query": "x", "version": "v5"}, "version"),
+        ({"query": "x", "page": 2}, "page"),
+        ({}, "query"),
+    ],
+)
+def test_docs_search_rejects_bad_arguments(docs_client: MCPTestClient, arguments: dict[str, t.Any], field: str) -> None:
+    assert_names(docs_client.call_tool("search_docs", arguments), field)
+
+
+@pytest.mark.parametrize(
+    ("cache", "stateless", "rest", "auth"), list(itertools.product(["simple", "redis"], *[[False, True]] * 3))
+)
+def test_docs_search_app_template_compiles(
+    docs_client: MCPTestClient, cache: str, stateless: bool, rest: bool, auth: bool
+) -> None:
+    arguments = {"cache": cache, "stateless": stateless, "rest": rest, "auth": auth}
+    payload = structured(docs_client, "get_app_template", arguments)
+    assert payload["configuration"] == arguments
+    assert payload["dependencies"] == (["flask_mcp[redis]"] if cache == "redis" else ["flask_mcp"])
+    for path, file in payload["files"].items():
+        assert file["path"] == path and file["size"] == len(file["content"].encode())
+    app_py = payload["files"]["app.py"]["content"]
+    compile(app_py, "app.py", "exec")
+    assert ('"RedisCache"' in app_py) is (cache == "redis") and ("MCP_STATELESS=True" in app_py) is stateless
+    assert f"MCP_REST_ENABLED={rest}" in app_py and ("MCP_API_TOKEN" in app_py) is auth
+
+
+def generated_app(docs_client: MCPTestClient, **arguments: t.Any) -> Flask:
+    """Run the generated app.py of a configuration and return its ``app``."""
+    source = structured(docs_client, "get_app_template", arguments)["files"]["app.py"]["content"]
+    namespace: dict[str, t.Any] = {"__name__": "generated_app"}
+    exec(compile(source, "app.py", "exec"), namespace)
+    return t.cast(Flask, namespace["app"])
+
+
+@pytest.mark.parametrize("stateless", [False, True])
+def test_docs_search_app_template_runs(docs_client: MCPTestClient, stateless: bool) -> None:
+    client = MCPTestClient(generated_app(docs_client, cache="simple", stateless=stateless), validator=SCHEMA)
+    client.initialize()
+    assert client.call_tool("add", {"a": 2, "b": 3})["structuredContent"] == {"result": 5}
+
+
+def test_docs_search_app_template_auth(docs_client: MCPTestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_API_TOKEN", "s3cret")
+    app = generated_app(docs_client, cache="simple", auth=True)
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    refused = app.test_client().post("/mcp", json=ping, headers={"Authorization": "Bearer wrong"})
+    assert refused.status_code == 401 and refused.json == {"error": "missing or wrong bearer token"}
+    client = MCPTestClient(app, validator=SCHEMA)
+    client.http.environ_base["HTTP_AUTHORIZATION"] = "Bearer s3cret"
+    assert client.initialize()["protocolVersion"] == "2025-11-25"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [({}, "cache"), ({"cache": "memcached"}, "cache"), ({"cache": "simple", "auth": "yes"}, "auth")],
+)
+def test_docs_search_app_template_rejects(docs_client: MCPTestClient, arguments: dict[str, t.Any], field: str) -> None:
+    assert_names(docs_client.call_tool("get_app_template", arguments), field)
+
+
+def test_docs_search_scaffolds_a_tool(docs_client: MCPTestClient) -> None:
+    specs = [
+        {"name": name, "type": kind, "required": name.startswith("need")}
+        for name, kind in [("needText", "string"), ("count", "integer"), ("needDay", "date"), ("ratio", "number")]
+    ] + [{"name": "tags", "type": "array"}, {"name": "extra", "type": "object"}, {"name": "flag", "type": "boolean"}]
+    payload = structured(docs_client, "generate_tool_module", {"name": "  Make Invoice 2!", "fields": specs})
+    assert payload["name"] == "make_invoice_2" and payload["fieldCount"] == len(specs)
+    module = payload["files"]["tools/make_invoice_2.py"]
+    assert module["kind"] == "module" and payload["files"]["tests/test_make_invoice_2.py"]["kind"] == "test"
+    for path, file in payload["files"].items():
+        compile(file["content"], path, "exec")
+    namespace: dict[str, t.Any] = {"__name__": "generated_tool"}
+    exec(compile(module["content"], "make_invoice_2.py", "exec"), namespace)
+    app = Flask("generated_tool")
+    namespace["mcp"].init_app(app)
+    client = MCPTestClient(app, validator=SCHEMA)
+    client.initialize()
+    tool = client.list_tools()[0]
+    assert tool["name"] == "make_invoice_2" and sorted(tool["inputSchema"]["required"]) == ["needDay", "needText"]
+    result = client.call_tool("make_invoice_2", {"needText": "x", "needDay": "2024-02-29", "count": 3})
+    assert result["structuredContent"] == {
+        **{spec["name"]: None for spec in specs},
+        **{"needText": "x", "needDay": "2024-02-29", "count": 3},
+    }
+    assert client.call_tool("make_invoice_2", {"needText": "x"})["isError"] is True
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"fields": [{"name": "a", "type": "string"}]}, "name"),
+        ({"name": "x", "fields": []}, "fields"),
+        ({"name": "x"}, "fields"),
+        ({"name": "x", "fields": [{"name": "a", "type": "uuid"}]}, "fields.0.type"),
+        ({"name": "x", "fields": [{"name": "a", "type": "string", "unique": True}]}, "fields.0.unique"),
+        ({"name": "x", "fields": [{"name": "not valid", "type": "string"}]}, "fields.0.name"),
+        ({"name": "x", "fields": [{"name": "class", "type": "string"}]}, "fields.0.name"),
+        ({"name": "x", "fields": [{"name": "fields", "type": "string"}]}, "fields.0.name"),
+        ({"name": "x", "fields": [{"name": "a", "type": "string"}, {"name": "a", "type": "date"}]}, "fields"),
+        ({"name": "?!-", "fields": [{"name": "a", "type": "string"}]}, "name"),
+        ({"name": "x", "fields": [{"name": "a", "type": "string"}], "database": "sqlite"}, "database"),
+    ],
+)
+def test_docs_search_scaffold_rejects(docs_client: MCPTestClient, arguments: dict[str, t.Any], field: str) -> None:
+    assert_names(docs_client.call_tool("generate_tool_module", arguments), field)
+
+
+def test_docs_search_page_resources(docs_client: MCPTestClient) -> None:
+    [template] = docs_client.list_resource_templates()
+    assert template["uriTemplate"] == "docs://{page}" and template["mimeType"] == "text/x-rst"
+    for page in doc_pages():
+        [content] = docs_client.read_resource(f"docs://{page}")
+        assert content == {
+            "uri": f"docs://{page}",
+            "mimeType": "text/x-rst",
+            "text": (DOCS / f"{page}.rst").read_text(),
+        }
+    [listing] = docs_client.read_resource("docs://index.json")
+    index = json.loads(listing["text"])
+    assert [entry["page"] for entry in index] == doc_pages()
+    assert all(entry["uri"] == f"docs://{entry['page']}" and entry["sections"] for entry in index)
+    for uri in ["docs://nope", "docs://..%2Fsetup.cfg", "docs://_build"]:
+        error = docs_client.error("resources/read", {"uri": uri})
+        assert error["code"] == -32002 and error["data"] == {"uri": uri}
+
+
+@pytest.mark.parametrize("typed", ["", "s", "co", "zz"])
+def test_docs_search_completes_pages(docs_client: MCPTestClient, typed: str) -> None:
+    completion = docs_client.complete({"type": "ref/resource", "uri": "docs://{page}"}, "page", typed)
+    assert completion["values"] == [page for page in doc_pages() if page.startswith(typed)]
+
+
+# -- auth: a server protected by a static bearer token ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def auth_example() -> ModuleType:
+    return load_example("auth")
+
+
+def auth_client(module: ModuleType, token: str | None) -> MCPTestClient:
+    client = MCPTestClient(module.create_app({"TESTING": True}), validator=SCHEMA)
+    if token is not None:
+        client.http.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    return client
+
+
+def test_auth_refuses_without_token(auth_example: ModuleType) -> None:
+    client = auth_client(auth_example, None)
+    response = client.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert response.status_code == 401
+    assert "resource_metadata=" in response.headers["WWW-Authenticate"]
+    metadata = client.http.get("/.well-known/oauth-protected-resource/mcp").get_json()
+    assert metadata["resource"] == "http://localhost/mcp" and "admin" in metadata["scopes_supported"]
+
+
+def test_auth_demo_token(auth_example: ModuleType) -> None:
+    client = auth_client(auth_example, auth_example.DEFAULT_TOKEN)
+    client.initialize()
+    assert client.call_tool("whoami")["content"][0]["text"] == "you are demo-user"
+    denied = client.post(
+        {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "reset_notes", "arguments": {}}}
+    )
+    assert denied.status_code == 403
+    assert 'error="insufficient_scope", scope="admin"' in denied.headers["WWW-Authenticate"]
+    assert auth_example.NOTES  # nothing was deleted
+
+
+def test_auth_token_from_environment(auth_example: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_DEMO_TOKEN", "from-env")
+    assert auth_client(auth_example, "from-env").initialize()["serverInfo"]["name"] == "auth-demo"
+    refused = auth_client(auth_example, auth_example.DEFAULT_TOKEN).post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert refused.status_code == 401

@@ -18,7 +18,14 @@ from marshmallow import fields, validate
 from .content import Content, ToolResult
 from .hints import context_parameter, schema_from_dataclass
 from .json_schema import schema_to_json_schema
+from .policies import ArgumentBinding, UnknownArguments
+from .tool_policy import ResolvedPolicy, ToolDefaults, ToolPolicy
 from .uri_template import URITemplate
+
+if t.TYPE_CHECKING:
+    from .binding import ArgumentBinder
+    from .permissions import Permission
+    from .ratelimit import Limit
 
 __all__ = [
     "Completer",
@@ -137,30 +144,86 @@ class Tool:
     meta: dict[str, t.Any] | None = None
     #: The parameter that receives a :class:`~flask_mcp.Context`, if any.
     context_param: str | None = None
+    #: Who may use it: ``None`` takes the server's ``default_permissions``, ``()`` is public.
+    permissions: tuple[Permission, ...] | None = None
+    #: Listed even to callers its permissions deny (``MCP_FILTER_LISTINGS_BY_PERMISSIONS``).
+    always_listed: bool = False
+    #: Calls allowed per caller (:mod:`flask_mcp.ratelimit`); ``None``: only the server-wide limit.
+    rate_limit: Limit | None = None
+    #: How validated arguments reach the function.
+    binding: ArgumentBinding = ArgumentBinding.SPREAD
+    #: The tool's own call options; ``None`` members inherit :attr:`defaults`.
+    policy: ToolPolicy = dataclasses.field(default_factory=ToolPolicy)
+    #: The server-wide defaults, set by the registry from the ``MCP_*`` keys.
+    defaults: ToolDefaults = dataclasses.field(default_factory=ToolDefaults)
+
+    def use_defaults(self, defaults: ToolDefaults) -> None:
+        """Apply new server-wide defaults, dropping everything computed from the old ones."""
+        self.defaults = defaults
+        for cached in ("resolved", "descriptor", "output_validator"):
+            self.__dict__.pop(cached, None)
+
+    @functools.cached_property
+    def resolved(self) -> ResolvedPolicy:
+        """The policy with the server's defaults filled in.
+
+        :raises ~flask_mcp.tool_policy.ConfigurationError: options that
+            contradict the server's settings.
+        """
+        return self.policy.resolve(self.defaults, self.name, self.output_schema is not None)
+
+    @functools.cached_property
+    def binder(self) -> ArgumentBinder:
+        """Validates the arguments and builds the function's keyword arguments."""
+        from .binding import ArgumentBinder, accepted_parameters, unknown_policy_of
+
+        return ArgumentBinder(
+            schema=self.input_schema,
+            binding=self.binding,
+            unknown=self.policy.unknown_arguments or unknown_policy_of(self.input_schema),
+            accepts=accepted_parameters(self.func),
+            context_param=self.context_param,
+            provider=self.policy.kwargs,
+            precedence=self.policy.kwargs_precedence,
+        )
 
     @functools.cached_property
     def descriptor(self) -> dict[str, t.Any]:
         """The ``Tool`` object of ``tools/list``."""
+        input_schema = (
+            self.input_schema if isinstance(self.input_schema, dict) else schema_to_json_schema(self.input_schema)
+        )
+        unknown = self.policy.unknown_arguments
+        if unknown is not None:
+            input_schema = {**input_schema, "additionalProperties": unknown is not UnknownArguments.REJECT}
+        advertise = self.output_schema is not None and self.resolved.include_output_schema
         return _descriptor(
             name=self.name,
             title=self.title,
             description=self.description,
-            inputSchema=(
-                self.input_schema
-                if isinstance(self.input_schema, dict)
-                else schema_to_json_schema(self.input_schema, "input")
-            ),
-            outputSchema=schema_to_json_schema(self.output_schema, "output") if self.output_schema else None,
+            inputSchema=input_schema,
+            outputSchema=schema_to_json_schema(self.output_schema, "output") if advertise else None,  # type: ignore[arg-type]
             annotations=self.annotations,
             icons=self.icons,
             _meta=self.meta,
         )
 
+    @functools.cached_property
+    def output_validator(self) -> t.Any:
+        """A JSON Schema validator of the advertised ``outputSchema``; ``None`` when none is advertised."""
+        schema = self.descriptor.get("outputSchema")
+        if schema is None:
+            return None
+        import jsonschema
+
+        return jsonschema.Draft202012Validator(schema)
+
     def load_arguments(self, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
-        """Validate *arguments*; raises :class:`marshmallow.ValidationError`."""
-        if isinstance(self.input_schema, dict):
-            return validate_json_schema(self.input_schema, arguments)
-        return t.cast(dict[str, t.Any], self.input_schema.load(arguments))
+        """Validate *arguments* by the schema and the unknown-argument policy.
+
+        :raises marshmallow.ValidationError: naming the offending fields.
+        """
+        return self.binder.validate(arguments)
 
 
 @dataclasses.dataclass(eq=False)
@@ -180,6 +243,10 @@ class Resource:
     output_schema: ma.Schema | None = None
     #: The parameter that receives a :class:`~flask_mcp.Context`, if any.
     context_param: str | None = None
+    #: Who may use it: ``None`` takes the server's ``default_permissions``, ``()`` is public.
+    permissions: tuple[Permission, ...] | None = None
+    #: Listed even to callers its permissions deny (``MCP_FILTER_LISTINGS_BY_PERMISSIONS``).
+    always_listed: bool = False
 
     @functools.cached_property
     def descriptor(self) -> dict[str, t.Any]:
@@ -215,6 +282,10 @@ class ResourceTemplate:
     output_schema: ma.Schema | None = None
     #: The parameter that receives a :class:`~flask_mcp.Context`, if any.
     context_param: str | None = None
+    #: Who may use it: ``None`` takes the server's ``default_permissions``, ``()`` is public.
+    permissions: tuple[Permission, ...] | None = None
+    #: Listed even to callers its permissions deny (``MCP_FILTER_LISTINGS_BY_PERMISSIONS``).
+    always_listed: bool = False
 
     @classmethod
     def check_signature(cls, func: t.Callable[..., t.Any], template: URITemplate) -> None:
@@ -271,6 +342,10 @@ class Prompt:
     meta: dict[str, t.Any] | None = None
     #: The parameter that receives a :class:`~flask_mcp.Context`, if any.
     context_param: str | None = None
+    #: Who may use it: ``None`` takes the server's ``default_permissions``, ``()`` is public.
+    permissions: tuple[Permission, ...] | None = None
+    #: Listed even to callers its permissions deny (``MCP_FILTER_LISTINGS_BY_PERMISSIONS``).
+    always_listed: bool = False
 
     @functools.cached_property
     def descriptor(self) -> dict[str, t.Any]:

@@ -7,6 +7,10 @@ import typing as t
 
 from flask import Flask
 
+from .policies import ErrorFormat, OutputFormat, coerce
+from .ratelimit import Limit, parse_limit
+from .tool_policy import ToolDefaults
+
 __all__ = ["DEFAULTS", "Settings"]
 
 #: Every configuration key with its default. ``init_app`` fills in the missing
@@ -46,12 +50,55 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_REST_PREFIX": "/mcp/rest",
     # Where the docs page loads swagger-ui-bundle.js and swagger-ui.css from.
     "MCP_SWAGGER_UI_URL": "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5",
+    # Text block of structured tool results: "json", "toon" (needs toon-format) or "auto".
+    "MCP_OUTPUT_FORMAT": "json",
+    # Send structuredContent with tool results (tools may override).
+    "MCP_INCLUDE_STRUCTURED_CONTENT": True,
+    # Advertise tools' outputSchema in tools/list (tools may override). True
+    # with MCP_INCLUDE_STRUCTURED_CONTENT False is refused: the spec forbids it.
+    "MCP_INCLUDE_OUTPUT_SCHEMA": True,
+    # Seconds a tool call may take before it ends with a time-out error; None: no limit.
+    "MCP_TOOL_TIMEOUT": None,
+    # Largest tool result in bytes of JSON; None: no limit.
+    "MCP_MAX_RESULT_BYTES": None,
+    # Seconds a result spilled to a resource (spill_to_resource=True) stays readable.
+    "MCP_SPILL_TTL": 3600,
+    # Wording of failed tool calls: "text", "json" or "plain".
+    "MCP_ERROR_FORMAT": "text",
+    # Echo the arguments in validation errors (they may hold sensitive data).
+    "MCP_INCLUDE_VALIDATION_VALUE": False,
     # flask-caching backend of the session store (any CACHE_* key works as MCP_CACHE_*).
     "MCP_CACHE_TYPE": "SimpleCache",
     "MCP_CACHE_KEY_PREFIX": "flask_mcp:",
     # SimpleCache drops a third of its entries past this many; keep it above
     # the number of live sessions you expect.
     "MCP_CACHE_THRESHOLD": 10000,
+    # Static bearer tokens: {token or "sha256:<hex>": subject or {"subject", "scopes"}};
+    # None configures no static backend (MCP(auth=...) may give another).
+    "MCP_AUTH_TOKENS": None,
+    # Also accept a static token in this header (e.g. "X-API-Key"); None: Authorization only.
+    "MCP_AUTH_API_KEY_HEADER": None,
+    # This server's resource identifier (RFC 8707/9728); None: the endpoint's absolute URL.
+    "MCP_AUTH_RESOURCE": None,
+    # Issuer URLs of the authorization servers listed in the resource metadata.
+    "MCP_AUTH_AUTHORIZATION_SERVERS": (),
+    # scopes_supported of the resource metadata.
+    "MCP_AUTH_SCOPES_SUPPORTED": (),
+    # Scopes named (scope="...") in the 401 challenge.
+    "MCP_AUTH_REQUIRED_SCOPES": (),
+    # Authenticate the OpenAPI document and docs page of the REST adapter too.
+    "MCP_AUTH_OPENAPI": True,
+    # Live sessions per principal; past it the oldest is ended. None: no cap.
+    "MCP_SESSIONS_PER_PRINCIPAL": 100,
+    # Absolute lifetime of a session in seconds, however active; None: no limit.
+    "MCP_SESSION_MAX_AGE": 86400,
+    # Leave out of */list results the components the caller's permissions deny.
+    "MCP_FILTER_LISTINGS_BY_PERMISSIONS": False,
+    # Refuse, instead of warning about, tools without permissions when auth is configured.
+    "MCP_REQUIRE_PERMISSIONS": False,
+    # Every caller's budget of tool calls, all tools together: "100/minute", a
+    # FixedWindow or a TokenBucket; None: no server-wide limit.
+    "MCP_RATE_LIMIT": None,
 }
 
 _CACHE_PREFIX = "MCP_CACHE_"
@@ -81,6 +128,21 @@ class Settings:
     rest_prefix: str = "/mcp/rest"
     #: Without a trailing ``/``.
     swagger_ui_url: str = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5"
+    #: Defaults of every tool's call options.
+    tool_defaults: ToolDefaults = dataclasses.field(default_factory=ToolDefaults)
+    auth_tokens: t.Mapping[str, t.Any] | None = None
+    auth_api_key_header: str | None = None
+    auth_resource: str | None = None
+    auth_authorization_servers: tuple[str, ...] = ()
+    auth_scopes_supported: tuple[str, ...] = ()
+    auth_required_scopes: tuple[str, ...] = ()
+    auth_openapi: bool = True
+    sessions_per_principal: int | None = 100
+    session_max_age: int | None = 86400
+    filter_listings_by_permissions: bool = False
+    require_permissions: bool = False
+    #: Parsed from a rule string (:func:`flask_mcp.ratelimit.parse_limit`).
+    rate_limit: Limit | None = None
 
     @classmethod
     def from_app(cls, app: Flask) -> Settings:
@@ -109,12 +171,57 @@ class Settings:
             rest_enabled=bool(config["MCP_REST_ENABLED"]),
             rest_prefix="/" + str(config["MCP_REST_PREFIX"]).strip("/"),
             swagger_ui_url=str(config["MCP_SWAGGER_UI_URL"]).rstrip("/"),
+            tool_defaults=_tool_defaults(config),
+            auth_tokens=config["MCP_AUTH_TOKENS"] or None,
+            auth_api_key_header=config["MCP_AUTH_API_KEY_HEADER"] or None,
+            auth_resource=config["MCP_AUTH_RESOURCE"] or None,
+            auth_authorization_servers=_as_tuple(config["MCP_AUTH_AUTHORIZATION_SERVERS"]),
+            auth_scopes_supported=_as_tuple(config["MCP_AUTH_SCOPES_SUPPORTED"]),
+            auth_required_scopes=_as_tuple(config["MCP_AUTH_REQUIRED_SCOPES"]),
+            auth_openapi=bool(config["MCP_AUTH_OPENAPI"]),
+            sessions_per_principal=_optional_positive(config, "MCP_SESSIONS_PER_PRINCIPAL"),
+            session_max_age=_optional_positive(config, "MCP_SESSION_MAX_AGE"),
+            filter_listings_by_permissions=bool(config["MCP_FILTER_LISTINGS_BY_PERMISSIONS"]),
+            require_permissions=bool(config["MCP_REQUIRE_PERMISSIONS"]),
+            rate_limit=parse_limit(config["MCP_RATE_LIMIT"]),
             cache_config={
                 "CACHE_" + key[len(_CACHE_PREFIX) :]: value
                 for key, value in config.items()
                 if key.startswith(_CACHE_PREFIX)
             },
         )
+
+
+def _optional_positive(config: t.Mapping[str, t.Any], key: str) -> int | None:
+    value = config[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{key} must be a positive integer or None, not {value!r}")
+    return value
+
+
+def _optional_number(config: t.Mapping[str, t.Any], key: str) -> float | None:
+    value = config[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"{key} must be a positive number or None, not {value!r}")
+    return value
+
+
+def _tool_defaults(config: t.Mapping[str, t.Any]) -> ToolDefaults:
+    max_bytes = _optional_number(config, "MCP_MAX_RESULT_BYTES")
+    return ToolDefaults(
+        output_format=coerce(OutputFormat, config["MCP_OUTPUT_FORMAT"], "MCP_OUTPUT_FORMAT"),
+        include_structured_content=bool(config["MCP_INCLUDE_STRUCTURED_CONTENT"]),
+        include_output_schema=bool(config["MCP_INCLUDE_OUTPUT_SCHEMA"]),
+        timeout=_optional_number(config, "MCP_TOOL_TIMEOUT"),
+        max_result_bytes=None if max_bytes is None else int(max_bytes),
+        error_format=coerce(ErrorFormat, config["MCP_ERROR_FORMAT"], "MCP_ERROR_FORMAT"),
+        include_validation_value=bool(config["MCP_INCLUDE_VALIDATION_VALUE"]),
+        spill_ttl=int(config["MCP_SPILL_TTL"]),
+    )
 
 
 def _as_tuple(value: str | t.Iterable[str]) -> tuple[str, ...]:

@@ -17,16 +17,23 @@ import marshmallow as ma
 
 from . import jsonrpc
 from .errors import NotFoundError, describe_exception, describe_validation_error
+from .jsonrpc import PERMISSION_DENIED, RATE_LIMITED, MCPError
 from .methods.tools import load_arguments, run_tool
 from .results import tool_value
 from .server import Call, ClientState, Server
+
+if t.TYPE_CHECKING:
+    from .principal import Principal
 
 __all__ = ["DirectCallFailed", "Reason", "call_tool_json"]
 
 logger = logging.getLogger("flask_mcp")
 
 #: Why a direct call produced no value.
-Reason = t.Literal["unknown_tool", "invalid_arguments", "not_found", "tool_error"]
+Reason = t.Literal["unknown_tool", "invalid_arguments", "not_found", "tool_error", "permission_denied", "rate_limited"]
+
+#: Protocol errors a direct call reports as themselves rather than as a tool failure.
+_POLICY_REASONS: dict[int, Reason] = {PERMISSION_DENIED: "permission_denied", RATE_LIMITED: "rate_limited"}
 
 
 class DirectCallFailed(Exception):
@@ -34,15 +41,18 @@ class DirectCallFailed(Exception):
 
     :param reason: what went wrong.
     :param message: the detail (tool name, field messages, the tool's message).
+    :param data: the error's ``data`` for ``permission_denied`` (``requiredScopes``)
+        and ``rate_limited`` (``retryAfter``).
     """
 
-    def __init__(self, reason: Reason, message: str) -> None:
+    def __init__(self, reason: Reason, message: str, data: t.Any = None) -> None:
         super().__init__(message)
         self.reason: Reason = reason
         self.message = message
+        self.data = data
 
 
-def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any]) -> bytes:
+def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], principal: Principal | None = None) -> bytes:
     """Run tool *name* and return ``{"result": value}`` encoded as JSON.
 
     The call has no channel: a :class:`~flask_mcp.Context`'s notifications
@@ -50,18 +60,29 @@ def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any]) -> by
 
     :raises DirectCallFailed: unknown tool, invalid arguments, a
         :class:`~flask_mcp.NotFoundError` from the tool, or any other failure
-        (detail masked unless the server exposes errors).
+        (detail masked unless the server exposes errors), a permission
+        denial or a rate limit.
+
+    :param principal: the authenticated caller, as ``tools/call`` would see it.
     """
     tool = server.registry.tools.get(name)
     if tool is None:
         raise DirectCallFailed("unknown_tool", name)
-    call = Call(server, ClientState(), "tools/call", {"name": name, "arguments": arguments})
+    call = Call(server, ClientState(), "tools/call", {"name": name, "arguments": arguments}, principal=principal)
     try:
         kwargs = load_arguments(call, tool, arguments)
     except ma.ValidationError as exc:
         raise DirectCallFailed("invalid_arguments", describe_validation_error(exc)) from None
+    except MCPError as exc:
+        if exc.code in _POLICY_REASONS:
+            raise DirectCallFailed(_POLICY_REASONS[exc.code], exc.message, exc.data) from None
+        raise
     try:
         value = run_tool(call, tool, kwargs)
+    except MCPError as exc:
+        if exc.code not in _POLICY_REASONS:
+            raise DirectCallFailed("tool_error", describe_exception(exc, expose=server.expose_errors)) from None
+        raise DirectCallFailed(_POLICY_REASONS[exc.code], exc.message, exc.data) from None
     except NotFoundError as exc:
         raise DirectCallFailed("not_found", str(exc)) from None
     except Exception as exc:

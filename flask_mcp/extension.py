@@ -8,18 +8,24 @@ import inspect
 import logging
 import typing as t
 
-from flask import Blueprint, Flask, Response, current_app, has_app_context
+from flask import Blueprint, Flask, Response, current_app, has_app_context, has_request_context, request
 from flask.blueprints import BlueprintSetupState
 from flask_caching import Cache
 from flask_caching.backends import NullCache
 from werkzeug.exceptions import HTTPException
 
+from .auth import AuthBackend, AuthGate, StaticTokenBackend
+from .auth.gate import register_metadata_routes
 from .cli import mcp_group
 from .components import Prompt, Resource, ResourceTemplate, Tool
 from .config import Settings
+from .definitions import ToolDefinition, register_tools
 from .errors import NotFoundError, ToolError
 from .events import BROADCAST, EventLog
+from .execution import Transaction
 from .jsonrpc import INTERNAL_ERROR
+from .permissions import PermissionLike, check_protected, normalize_permissions
+from .ratelimit import CacheRateLimiter
 from .registration import (
     PromptOptions,
     ResourceOptions,
@@ -29,8 +35,10 @@ from .registration import (
     build_tool,
 )
 from .registry import Registry
+from .selectors import ListToolOptions, RetrieveToolOptions, build_list_tool, build_retrieve_tool
 from .server import Server
 from .sessions import Mailbox, SessionStore
+from .spill import CacheResultStore
 from .transport import rest
 from .transport.http import endpoint, error_response
 
@@ -61,6 +69,8 @@ class MCPState:
     mailbox: Mailbox | None = None
     #: Messages of event streams, for resumption and broadcasts; ``None`` when stateless.
     events: EventLog | None = None
+    #: The authentication of the HTTP surfaces; ``None`` when none is configured.
+    auth: AuthGate | None = None
 
 
 def _app_is_debug() -> bool:
@@ -71,6 +81,25 @@ def _app_is_debug() -> bool:
 @functools.lru_cache(maxsize=4096)
 def _is_async(func: t.Callable[..., t.Any]) -> bool:
     return inspect.iscoroutinefunction(func)
+
+
+def _current_request() -> t.Any:
+    # The request object itself, not the proxy: it stays valid in a tool's worker thread.
+    return request._get_current_object() if has_request_context() else None  # type: ignore[attr-defined]
+
+
+def _remote_addr() -> str | None:
+    # Tells anonymous callers apart for rate limits; None outside a request (CLI, stdio).
+    return request.remote_addr if has_request_context() else None
+
+
+def _limiter(app: Flask, cache: Cache) -> CacheRateLimiter | None:
+    # Rate limits count in the session cache, shared by every worker using it.
+    # A NullCache (stateless apps may run with one) would count nothing: the
+    # server then falls back to counting in this process.
+    if isinstance(app.extensions.get("cache", {}).get(cache), NullCache):
+        return None
+    return CacheRateLimiter(cache)
 
 
 def _invoke_in_app(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.Any:
@@ -112,6 +141,15 @@ class MCP:
         on the app, to hold sessions; by default the extension builds its own
         from the ``MCP_CACHE_*`` keys.
     :param blueprint_name: name of :attr:`blueprint` (and its endpoint prefix).
+    :param transaction: what tools registered with ``atomic=True`` run in:
+        a session with ``commit()``/``rollback()`` (Flask-SQLAlchemy's
+        ``db.session``) or a callable returning a context manager.
+    :param auth: an :class:`~flask_mcp.auth.AuthBackend` that authenticates
+        every request to the MCP endpoint and the REST adapter; without it,
+        ``MCP_AUTH_TOKENS`` configures static tokens, and with neither the
+        surfaces are open.
+    :param default_permissions: permissions of every tool, resource and
+        prompt registered without ``permissions=`` (see :doc:`permissions`).
     """
 
     def __init__(
@@ -124,12 +162,23 @@ class MCP:
         instructions: str | None = None,
         cache: Cache | None = None,
         blueprint_name: str = "mcp",
+        auth: AuthBackend | None = None,
+        transaction: Transaction | None = None,
+        default_permissions: t.Iterable[PermissionLike] | None = None,
     ) -> None:
         self.name = name
         self.version = version
         self.title = title
         self.instructions = instructions
         self.cache = cache
+        self.auth = auth
+        #: The hook ``atomic=True`` tools run in; see :func:`flask_mcp.execution.in_transaction`.
+        self.transaction = transaction
+        #: Permissions of components registered without ``permissions=``.
+        self.default_permissions = normalize_permissions(default_permissions) or ()
+        # "warn" or "error" once an app with authentication is set up: checked
+        # again for each tool registered later.
+        self._unprotected_tools: str | None = None
         #: Everything registered with the decorators; shared by every app.
         self.registry = Registry()
         self.registry.on_change(self._announce_change)
@@ -163,6 +212,8 @@ class MCP:
         app.view_functions[name] = endpoint
         # The REST routes live at MCP_REST_PREFIX, an absolute path, whichever way the blueprint was registered.
         rest.add_routes(app, name.rpartition(".")[0], setup_state.url_prefix or "/")
+        if app.extensions["mcp"].auth is not None:
+            register_metadata_routes(app, name.rpartition(".")[0], setup_state.url_prefix or "/")
 
     def _setup(self, app: Flask) -> None:
         existing = app.extensions.get("mcp")
@@ -172,9 +223,15 @@ class MCP:
             raise RuntimeError("another MCP extension is already set up on this app")
         settings = Settings.from_app(app)
         sessions = mailbox = events = None
+        # Sessions, spilled results and every other cross-request state share one cache.
+        cache = self._session_cache(app, settings)
         if not settings.stateless:
-            cache = self._session_cache(app, settings)
-            sessions = SessionStore(cache, settings.session_ttl)
+            sessions = SessionStore(
+                cache,
+                settings.session_ttl,
+                max_age=settings.session_max_age,
+                per_owner=settings.sessions_per_principal,
+            )
             mailbox = Mailbox(cache, max(settings.session_ttl, int(settings.client_request_timeout) + 60))
             events = EventLog(cache, settings.session_ttl)
         server = Server(
@@ -187,8 +244,26 @@ class MCP:
             expose_errors=_app_is_debug if settings.mask_errors is None else not settings.mask_errors,
             invoke=_invoke_in_app,
             client_request_timeout=settings.client_request_timeout,
+            transaction=self.transaction,
+            result_store=CacheResultStore(cache),
+            current_request=_current_request,
+            default_permissions=self.default_permissions,
+            filter_listings=settings.filter_listings_by_permissions,
+            limiter=_limiter(app, cache),
+            rate_limit=settings.rate_limit,
+            client_key=_remote_addr,
         )
-        app.extensions["mcp"] = MCPState(self, settings, server, sessions, mailbox, events)
+        if getattr(self, "auth", None) is not None or app.config.get("MCP_AUTH_TOKENS"):
+            strict = settings.require_permissions or self._unprotected_tools == "error"
+            check_protected(self.registry.tools.values(), self.default_permissions, strict=strict)
+            self._unprotected_tools = "error" if strict else "warn"
+        # Refuses settings that contradict a registered tool's options, now rather than on a call.
+        self.registry.configure_tools(settings.tool_defaults)
+        backend = self.auth
+        if backend is None and settings.auth_tokens:
+            backend = StaticTokenBackend(settings.auth_tokens, api_key_header=settings.auth_api_key_header)
+        auth = AuthGate(backend, settings) if backend is not None else None
+        app.extensions["mcp"] = MCPState(self, settings, server, sessions, mailbox, events, auth)
         # ``flask mcp ...``; an app's own "mcp" command wins.
         if "mcp" not in app.cli.commands:
             app.cli.add_command(mcp_group)
@@ -201,7 +276,7 @@ class MCP:
         backend = app.extensions.get("cache", {}).get(cache)
         if backend is None:
             raise RuntimeError("the Cache passed to MCP(cache=...) must be set up on the app first (cache.init_app)")
-        if isinstance(backend, NullCache):
+        if isinstance(backend, NullCache) and not settings.stateless:
             raise RuntimeError(
                 "MCP sessions cannot live in a NullCache: set MCP_CACHE_TYPE (SimpleCache, RedisCache, ...) "
                 "or MCP_STATELESS = True"
@@ -236,10 +311,59 @@ class MCP:
         """
 
         def register(f: F) -> F:
-            self.registry.add_tool(build_tool(f, **options))
+            if options.get("atomic") and self.transaction is None:
+                raise ValueError(
+                    f"tool {options.get('name') or f.__name__!r} is atomic=True but MCP(transaction=...) is not set"
+                )
+            tool = build_tool(f, **options)
+            if self._unprotected_tools is not None:
+                check_protected([tool], self.default_permissions, strict=self._unprotected_tools == "error")
+            self.registry.add_tool(tool)
             return f
 
         return register(func) if func is not None else register
+
+    def list_tool(self, **options: t.Unpack[ListToolOptions]) -> t.Callable[[F], F]:
+        """Register a function returning a collection as a tool that filters, orders and pages it.
+
+        ``item_schema`` (required) dumps each item; ``filter_fields``,
+        ``ordering_fields`` and ``paginate`` add the pipeline's arguments
+        next to the function's own. The keywords are those of
+        :class:`~flask_mcp.selectors.ListToolOptions`; see :doc:`list-tools`.
+        """
+
+        def register(f: F) -> F:
+            self.registry.add_tool(build_list_tool(f, **options))
+            return f
+
+        return register
+
+    def retrieve_tool(self, **options: t.Unpack[RetrieveToolOptions]) -> t.Callable[[F], F]:
+        """Register a function returning one object (``None`` when there is none) as a tool.
+
+        ``item_schema`` (required) dumps the object; ``None`` is a not-found
+        error result unless ``allow_none=True``. The keywords are those of
+        :class:`~flask_mcp.selectors.RetrieveToolOptions`; see :doc:`list-tools`.
+        """
+
+        def register(f: F) -> F:
+            self.registry.add_tool(build_retrieve_tool(f, **options))
+            return f
+
+        return register
+
+    def register_tools(
+        self,
+        definitions: t.Iterable[ToolDefinition],
+        *,
+        defaults: t.Mapping[str, t.Any] | None = None,
+        list_defaults: t.Mapping[str, t.Any] | None = None,
+        retrieve_defaults: t.Mapping[str, t.Any] | None = None,
+    ) -> None:
+        """Register many tools at once; see :func:`flask_mcp.definitions.register_tools`."""
+        register_tools(
+            self, definitions, defaults=defaults, list_defaults=list_defaults, retrieve_defaults=retrieve_defaults
+        )
 
     def resource(self, uri: str, **options: t.Unpack[ResourceOptions]) -> t.Callable[[F], F]:
         """Register a resource at *uri*, or a resource template when *uri* has ``{variables}``.

@@ -159,12 +159,14 @@ def schema_from_signature(
     *,
     name: str,
     only: t.Collection[str] | None = None,
+    exclude: t.Collection[str] = (),
     strict: bool = True,
 ) -> type[ma.Schema]:
     """Build a schema with one field per parameter of *func*.
 
     Parameters with a default are optional; ``*args``/``**kwargs`` are left
-    out, and so is every parameter not in *only* when that is given.
+    out, and so is every parameter not in *only* when that is given, and
+    every one in *exclude*.
 
     :param name: the schema class name (shown in ``$defs`` if it is nested).
     """
@@ -172,6 +174,8 @@ def schema_from_signature(
     declared: dict[str, fields.Field[t.Any]] = {}
     for param in inspect.signature(func).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or (only is not None and param.name not in only):
+            continue
+        if param.name in exclude:
             continue
         if hints.get(param.name) is Context:
             continue  # injected by the server, not an argument

@@ -22,7 +22,7 @@ __all__ = [
 E = t.TypeVar("E", bound=enum.Enum)
 
 
-class ArgumentBinding(str, enum.Enum):
+class ArgumentBinding(enum.StrEnum):
     """How validated arguments reach the tool function."""
 
     #: Each validated argument becomes a keyword argument (the default).
@@ -31,7 +31,7 @@ class ArgumentBinding(str, enum.Enum):
     BUNDLE = "bundle"
 
 
-class KwargsPrecedence(str, enum.Enum):
+class KwargsPrecedence(enum.StrEnum):
     """Who wins when a ``kwargs`` provider and the caller name the same argument."""
 
     #: The provider's value wins: author-side invariants beat client input (the default).
@@ -40,7 +40,7 @@ class KwargsPrecedence(str, enum.Enum):
     CALLER = "caller"
 
 
-class UnknownArguments(str, enum.Enum):
+class UnknownArguments(enum.StrEnum):
     """What happens to argument names the input schema does not declare."""
 
     #: Refused (``additionalProperties: false``); the error lists them (the default).
@@ -51,7 +51,7 @@ class UnknownArguments(str, enum.Enum):
     IGNORE = "ignore"
 
 
-class OutputFormat(str, enum.Enum):
+class OutputFormat(enum.StrEnum):
     """How a structured result is written in the text block of a tool result."""
 
     #: JSON (the default).
@@ -62,7 +62,7 @@ class OutputFormat(str, enum.Enum):
     AUTO = "auto"
 
 
-class ErrorFormat(str, enum.Enum):
+class ErrorFormat(enum.StrEnum):
     """How a failed tool call is worded in its ``isError`` result."""
 
     #: ``Error executing tool: <message>`` (the default).

@@ -7,11 +7,13 @@ the decorators accept) and returns the component the registry stores.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import typing as t
 
 import marshmallow as ma
 
+from .binding import RESERVED_NAMES, accepted_parameters
 from .components import (
     Completer,
     Prompt,
@@ -26,7 +28,11 @@ from .components import (
     normalize_icons,
     output_schema_from_hints,
 )
-from .hints import context_parameter, schema_from_signature
+from .hints import context_parameter, schema_from_dataclass, schema_from_signature
+from .permissions import PermissionLike, normalize_permissions
+from .policies import ArgumentBinding, ErrorFormat, KwargsPrecedence, OutputFormat, UnknownArguments, coerce
+from .ratelimit import Limit, parse_limit
+from .tool_policy import KwargsProvider, ToolPolicy
 from .uri_template import URITemplate
 
 __all__ = ["PromptOptions", "ResourceOptions", "ToolOptions", "build_prompt", "build_resource", "build_tool"]
@@ -57,6 +63,37 @@ class ToolOptions(t.TypedDict, total=False):
     icons: Icons | None
     #: ``_meta`` of the descriptor.
     meta: t.Mapping[str, t.Any] | None
+    #: ``"spread"`` (each argument a keyword) or ``"bundle"`` (one ``data=`` dict).
+    argument_binding: ArgumentBinding | str | None
+    #: ``f(context) -> dict`` of extra keyword arguments (a tenant id, ...).
+    kwargs: KwargsProvider | None
+    #: Who wins when ``kwargs`` and the caller name the same argument: ``"provider"`` or ``"caller"``.
+    kwargs_precedence: KwargsPrecedence | str | None
+    #: ``"reject"``, ``"passthrough"`` or ``"ignore"`` names the input schema does not declare.
+    unknown_arguments: UnknownArguments | str | None
+    #: ``"json"``, ``"toon"`` or ``"auto"`` for the text block; default ``MCP_OUTPUT_FORMAT``.
+    output_format: OutputFormat | str | None
+    #: Send ``structuredContent``; default ``MCP_INCLUDE_STRUCTURED_CONTENT``.
+    include_structured_content: bool | None
+    #: Advertise ``outputSchema``; default ``MCP_INCLUDE_OUTPUT_SCHEMA``.
+    include_output_schema: bool | None
+    #: Seconds the call may take; default ``MCP_TOOL_TIMEOUT``.
+    timeout: float | None
+    #: Largest result in bytes of JSON; default ``MCP_MAX_RESULT_BYTES``.
+    max_result_bytes: int | None
+    #: Answer an oversized result with a ``resource_link`` to it instead of an error.
+    spill_to_resource: bool | None
+    #: ``"text"``, ``"json"`` or ``"plain"`` failures; default ``MCP_ERROR_FORMAT``.
+    error_format: ErrorFormat | str | None
+    #: Run inside ``MCP(transaction=...)``: committed on success, rolled back on failure.
+    atomic: bool | None
+    #: Who may use it (:mod:`flask_mcp.permissions`), all required; ``[]`` makes it public.
+    #: Without it, ``MCP(default_permissions=...)`` applies.
+    permissions: t.Sequence[PermissionLike] | PermissionLike | None
+    #: Keep it in listings filtered by ``MCP_FILTER_LISTINGS_BY_PERMISSIONS`` even for callers it denies.
+    always_listed: bool
+    #: Calls allowed per caller: ``"10/minute"``, a ``FixedWindow`` or a ``TokenBucket``.
+    rate_limit: str | Limit | None
 
 
 class ResourceOptions(t.TypedDict, total=False):
@@ -82,6 +119,11 @@ class ResourceOptions(t.TypedDict, total=False):
     output_schema: SchemaLike | None
     #: Per template variable: values, or ``f(value, arguments) -> values``.
     completions: t.Mapping[str, Completer] | None
+    #: Who may use it (:mod:`flask_mcp.permissions`), all required; ``[]`` makes it public.
+    #: Without it, ``MCP(default_permissions=...)`` applies.
+    permissions: t.Sequence[PermissionLike] | PermissionLike | None
+    #: Keep it in listings filtered by ``MCP_FILTER_LISTINGS_BY_PERMISSIONS`` even for callers it denies.
+    always_listed: bool
 
 
 class PromptOptions(t.TypedDict, total=False):
@@ -99,6 +141,11 @@ class PromptOptions(t.TypedDict, total=False):
     icons: Icons | None
     #: ``_meta`` of the descriptor.
     meta: t.Mapping[str, t.Any] | None
+    #: Who may use it (:mod:`flask_mcp.permissions`), all required; ``[]`` makes it public.
+    #: Without it, ``MCP(default_permissions=...)`` applies.
+    permissions: t.Sequence[PermissionLike] | PermissionLike | None
+    #: Keep it in listings filtered by ``MCP_FILTER_LISTINGS_BY_PERMISSIONS`` even for callers it denies.
+    always_listed: bool
 
 
 def _check_options(options: t.Mapping[str, t.Any], allowed: type) -> None:
@@ -113,23 +160,29 @@ def _copy(value: t.Mapping[str, t.Any] | None) -> dict[str, t.Any] | None:
 
 
 def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -> Tool:
-    """Build a :class:`Tool` from a function and the decorator's keywords."""
+    """Build a :class:`Tool` from a function and the decorator's keywords.
+
+    :raises ValueError: an invalid name, option value or combination.
+    :raises TypeError: an unknown keyword.
+    """
     _check_options(options, ToolOptions)
     name = options.get("name") or func.__name__
     if not _TOOL_NAME.match(name):
         raise ValueError(f"invalid tool name {name!r}: use 1-128 letters, digits, '_', '-' or '.'")
-    input_schema = options.get("input_schema")
+    binding = coerce(ArgumentBinding, options.get("argument_binding") or ArgumentBinding.SPREAD, "argument_binding")
+    policy = ToolPolicy.from_options(options, name)
+    arguments = _input_schema(func, name, binding, options.get("input_schema"))
+    _check_reserved(name, arguments)
+    if (
+        binding is ArgumentBinding.SPREAD
+        and policy.unknown_arguments is UnknownArguments.PASSTHROUGH
+        and accepted_parameters(func) is not None
+    ):
+        raise ValueError(
+            f"tool {name!r}: unknown_arguments='passthrough' with argument_binding='spread' needs a function "
+            "that takes **kwargs to receive them; add **kwargs or use argument_binding='bundle'"
+        )
     output_schema = options.get("output_schema")
-    arguments: ma.Schema | dict[str, t.Any]
-    if input_schema is None:
-        arguments = schema_from_signature(func, name=f"{name}_arguments")()
-    elif is_json_schema(input_schema):
-        # A hand-written JSON Schema is advertised verbatim ($schema, $defs, ...).
-        arguments = dict(t.cast(t.Mapping[str, t.Any], input_schema))
-        if arguments.get("type") != "object":
-            raise ValueError(f'tool {name!r}: a JSON Schema input_schema must have "type": "object"')
-    else:
-        arguments = as_schema(input_schema, f"{name}_arguments")
     return Tool(
         func=func,
         name=name,
@@ -143,7 +196,52 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
         icons=normalize_icons(options.get("icons")),
         meta=_copy(options.get("meta")),
         context_param=context_parameter(func),
+        binding=binding,
+        policy=policy,
+        permissions=normalize_permissions(options.get("permissions")),
+        always_listed=bool(options.get("always_listed", False)),
+        rate_limit=parse_limit(options.get("rate_limit")),
     )
+
+
+def _input_schema(
+    func: t.Callable[..., t.Any], name: str, binding: ArgumentBinding, given: t.Any
+) -> ma.Schema | dict[str, t.Any]:
+    if given is not None and is_json_schema(given):
+        # A hand-written JSON Schema is advertised verbatim ($schema, $defs, ...).
+        raw = dict(t.cast(t.Mapping[str, t.Any], given))
+        if raw.get("type") != "object":
+            raise ValueError(f'tool {name!r}: a JSON Schema input_schema must have "type": "object"')
+        return raw
+    if given is not None:
+        return as_schema(given, f"{name}_arguments")
+    if binding is ArgumentBinding.BUNDLE:
+        # Service style: the arguments are described by the ``data`` parameter's annotation.
+        hint = t.get_type_hints(func).get("data")
+        if isinstance(hint, type) and issubclass(hint, ma.Schema):
+            return hint()
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            return schema_from_dataclass(hint)()
+        raise ValueError(
+            f"tool {name!r}: argument_binding='bundle' needs input_schema=, or a data parameter annotated "
+            "with a marshmallow Schema or a dataclass"
+        )
+    # The server's seeds (request, user, data, context) are filled in, never arguments.
+    return schema_from_signature(func, name=f"{name}_arguments", exclude=RESERVED_NAMES)()
+
+
+def _check_reserved(name: str, schema: ma.Schema | dict[str, t.Any]) -> None:
+    declared = (
+        set(schema.get("properties") or ())
+        if isinstance(schema, dict)
+        else {field.data_key or key for key, field in schema.load_fields.items()}
+    )
+    clash = sorted(declared & RESERVED_NAMES)
+    if clash:
+        raise ValueError(
+            f"tool {name!r}: argument name(s) {', '.join(clash)} are reserved for what the server passes "
+            f"({', '.join(sorted(RESERVED_NAMES))}); rename the argument(s)"
+        )
 
 
 def build_prompt(func: t.Callable[..., t.Any], **options: t.Unpack[PromptOptions]) -> Prompt:
@@ -161,6 +259,8 @@ def build_prompt(func: t.Callable[..., t.Any], **options: t.Unpack[PromptOptions
         icons=normalize_icons(options.get("icons")),
         meta=_copy(options.get("meta")),
         context_param=context_parameter(func),
+        permissions=normalize_permissions(options.get("permissions")),
+        always_listed=bool(options.get("always_listed", False)),
     )
 
 
@@ -183,6 +283,8 @@ def build_resource(
         meta=_copy(options.get("meta")),
         output_schema=as_schema(output_schema, f"{name}_contents") if output_schema is not None else None,
         context_param=context_parameter(func),
+        permissions=normalize_permissions(options.get("permissions")),
+        always_listed=bool(options.get("always_listed", False)),
     )
     template = URITemplate(uri)
     if not template.variables:

@@ -12,8 +12,9 @@ import typing as t
 
 from . import jsonrpc
 from .components import Prompt, Resource, ResourceTemplate, Tool
+from .tool_policy import ToolDefaults
 
-__all__ = ["InvalidCursor", "Page", "Registry", "decode_cursor", "encode_cursor"]
+__all__ = ["InvalidCursor", "Page", "Registry", "decode_cursor", "encode_cursor", "paginate"]
 
 Kind = t.Literal["tools", "resources", "templates", "prompts"]
 #: The member of the ``*/list`` result that holds each kind.
@@ -52,6 +53,20 @@ def decode_cursor(cursor: str) -> int:
     return int(raw[1:])
 
 
+def paginate(listing: list[dict[str, t.Any]], cursor: str | None, size: int | None) -> Page:
+    """One page of *listing* from *cursor* (an offset into it).
+
+    :raises InvalidCursor: when *cursor* is not one this server issued.
+    """
+    start = decode_cursor(cursor) if cursor is not None else 0
+    if start > len(listing):
+        raise InvalidCursor(cursor)
+    if size is None:
+        return Page(listing[start:], None)
+    end = start + size
+    return Page(listing[start:end], encode_cursor(end) if end < len(listing) else None)
+
+
 class Registry:
     """Tools, static resources, resource templates and prompts, by name or URI.
 
@@ -68,13 +83,41 @@ class Registry:
         self._listings: dict[Kind, list[dict[str, t.Any]]] = {}
         self._results: dict[tuple[Kind, int, int | None], jsonrpc.Encoded] = {}
         self._listeners: list[t.Callable[[Kind], None]] = []
+        self._guards: dict[Kind, tuple[int, bool, bool]] = {}
+        #: Set by the first app the extension is set up on.
+        self._tool_defaults: ToolDefaults | None = None
 
     def on_change(self, listener: t.Callable[[Kind], None]) -> None:
         """Call *listener* with the kind of every component registered from now on."""
         self._listeners.append(listener)
 
+    def configure_tools(self, defaults: ToolDefaults) -> None:
+        """Apply the server-wide tool defaults (``MCP_*`` keys) to every tool, now and later.
+
+        Every app an extension is set up on shares its registry, so they
+        must agree on these settings.
+
+        :raises ~flask_mcp.tool_policy.ConfigurationError: a registered tool
+            whose options contradict the settings.
+        :raises RuntimeError: another app set different defaults.
+        """
+        if self._tool_defaults is not None and self._tool_defaults != defaults:
+            raise RuntimeError(
+                "apps sharing one MCP extension must agree on the tool settings (MCP_OUTPUT_FORMAT, "
+                "MCP_INCLUDE_*, MCP_TOOL_TIMEOUT, ...); use one MCP per app to differ"
+            )
+        self._tool_defaults = defaults
+        for tool in self.tools.values():
+            tool.use_defaults(defaults)
+            tool.resolved  # noqa: B018 - resolving raises for a conflict, at setup rather than on a call
+        self._listings.pop("tools", None)
+        self._results = {k: v for k, v in self._results.items() if k[0] != "tools"}
+
     def add_tool(self, tool: Tool) -> None:
         """Register *tool* under its name."""
+        if self._tool_defaults is not None:
+            tool.use_defaults(self._tool_defaults)
+            tool.resolved  # noqa: B018 - a conflict with the settings is refused at registration
         self._add("tools", self.tools, tool.name, tool)
 
     def add_resource(self, resource: Resource | ResourceTemplate) -> None:
@@ -106,13 +149,23 @@ class Registry:
         if listing is None:
             table: dict[str, t.Any] = getattr(self, kind)
             listing = self._listings[kind] = [component.descriptor for component in table.values()]
-        start = decode_cursor(cursor) if cursor is not None else 0
-        if start > len(listing):
-            raise InvalidCursor(cursor)
-        if size is None:
-            return Page(listing[start:], None)
-        end = start + size
-        return Page(listing[start:end], encode_cursor(end) if end < len(listing) else None)
+        return paginate(listing, cursor, size)
+
+    def guarded(self, kind: Kind, defaults: bool) -> bool:
+        """Whether a *kind* listing may differ between callers.
+
+        True when a component has permissions of its own, or gives none
+        while the server has default permissions (*defaults*). Filtered
+        listings take the shared, cached path when it is false.
+        """
+        table: dict[str, t.Any] = getattr(self, kind)
+        # Components are only ever added, so the table's size tells whether the answer is stale.
+        known = self._guards.get(kind)
+        if known is None or known[0] != len(table):
+            explicit = any(c.permissions for c in table.values())
+            unset = any(c.permissions is None for c in table.values())
+            known = self._guards[kind] = (len(table), explicit, unset)
+        return known[1] or (defaults and known[2])
 
     def list_result(self, kind: Kind, cursor: str | None, size: int | None) -> jsonrpc.Encoded:
         """The ``*/list`` result object for one page, encoded once and then reused.

@@ -21,15 +21,12 @@ import marshmallow as ma
 
 from . import jsonrpc
 from .content import Content, EmbeddedResource, PromptMessage, ToolResult, content_block
+from .formats import error_result, render_text
+from .policies import OutputFormat
 
 __all__ = ["error_result", "prompt_messages", "resource_contents", "tool_result", "tool_value"]
 
 JSON_MIME_TYPE = "application/json"
-
-
-def error_result(message: str) -> dict[str, t.Any]:
-    """A tool result reporting a failure to the model."""
-    return {"content": [{"type": "text", "text": f"Error executing tool: {message}"}], "isError": True}
 
 
 def _is_content_list(value: t.Any) -> bool:
@@ -43,9 +40,18 @@ def _plain(value: t.Any) -> t.Any:
     return value
 
 
-def tool_result(value: t.Any, output_schema: ma.Schema | None = None) -> dict[str, t.Any]:
+def tool_result(
+    value: t.Any,
+    output_schema: ma.Schema | None = None,
+    *,
+    output_format: OutputFormat = OutputFormat.JSON,
+    structured: bool = True,
+) -> dict[str, t.Any]:
     """Build the ``CallToolResult`` for a tool's return value.
 
+    :param output_format: how the text block writes a structured value.
+    :param structured: include ``structuredContent`` (the text block always
+        carries the full value).
     :raises ValueError: a value JSON cannot represent (``NaN``, ``Infinity``).
     :raises TypeError: a value of a type that has no JSON form.
     """
@@ -58,11 +64,10 @@ def tool_result(value: t.Any, output_schema: ma.Schema | None = None) -> dict[st
     value = tool_value(value, output_schema)
     if isinstance(value, str):
         return {"content": [{"type": "text", "text": value}]}
-    # Encoding the text checks the value once (NaN, unknown types); the
-    # structured copy is encoded by the same rules with the response.
-    text = jsonrpc.dumps(value)
-    structured = value if isinstance(value, dict) else {"result": value}
-    return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
+    result: dict[str, t.Any] = {"content": [{"type": "text", "text": render_text(value, output_format)}]}
+    if structured:
+        result["structuredContent"] = value if isinstance(value, dict) else {"result": value}
+    return result
 
 
 def tool_value(value: t.Any, output_schema: ma.Schema | None = None) -> t.Any:

@@ -17,12 +17,25 @@ import logging
 import typing as t
 
 from . import jsonrpc
+from .components import Prompt, Resource, ResourceTemplate, Tool
 from .context import Channel, Context
 from .errors import describe_exception, is_expected
 from .jsonrpc import MCPError
+from .messages import validate_params
 from .methods import HANDLERS, NOTIFICATION_HANDLERS
+from .permissions import (
+    ComponentKind,
+    Permission,
+    PermissionContext,
+    PermissionLike,
+    check_permissions,
+    denied_by,
+    normalize_permissions,
+)
 from .principal import Principal
+from .ratelimit import CacheRateLimiter, Limit, RateLimiter, caller_key, enforce, parse_limit
 from .registry import Registry
+from .spill import ResultStore
 from .versions import DEFAULT_NEGOTIATED_VERSION
 
 __all__ = [
@@ -34,6 +47,7 @@ __all__ = [
 logger = logging.getLogger("flask_mcp")
 
 Invoker = t.Callable[[t.Callable[..., t.Any], dict[str, t.Any]], t.Any]
+Component = t.Union[Tool, Resource, ResourceTemplate, Prompt]
 
 
 @dataclasses.dataclass
@@ -140,6 +154,21 @@ class Server:
         handlers work.
     :param client_request_timeout: seconds a handler waits for the client to
         answer a request such as ``sampling/createMessage``.
+    :param transaction: the hook atomic tools run in (see
+        :func:`flask_mcp.execution.in_transaction`).
+    :param result_store: where tools spill oversized results.
+    :param current_request: returns the transport's request object, passed to
+        tools that take a ``request`` parameter.
+    :param default_permissions: permissions of every component registered
+        without ``permissions=`` (:mod:`flask_mcp.permissions`).
+    :param filter_listings: leave out of ``*/list`` results what the caller
+        may not use (``MCP_FILTER_LISTINGS_BY_PERMISSIONS``).
+    :param limiter: counts rate-limited calls (:mod:`flask_mcp.ratelimit`);
+        when a limit applies without one, an in-process counter is used.
+    :param rate_limit: the budget of every caller's tool calls, all tools
+        together (``MCP_RATE_LIMIT``); tools' own ``rate_limit`` apply too.
+    :param client_key: tells anonymous callers apart for rate limits (the
+        HTTP transport gives the remote address).
     """
 
     def __init__(
@@ -154,6 +183,14 @@ class Server:
         expose_errors: bool | t.Callable[[], bool] = False,
         invoke: Invoker | None = None,
         client_request_timeout: float = 300.0,
+        transaction: t.Any = None,
+        result_store: ResultStore | None = None,
+        current_request: t.Callable[[], t.Any] | None = None,
+        default_permissions: t.Iterable[PermissionLike] = (),
+        filter_listings: bool = False,
+        limiter: RateLimiter | None = None,
+        rate_limit: str | Limit | None = None,
+        client_key: t.Callable[[], str | None] | None = None,
     ) -> None:
         self.registry = registry
         self.name = name
@@ -164,12 +201,67 @@ class Server:
         self._expose_errors = expose_errors
         self.invoke: Invoker = invoke or _default_invoke
         self.client_request_timeout = client_request_timeout
+        #: Wraps atomic tools; see :mod:`flask_mcp.execution`.
+        self.transaction = transaction
+        #: Keeps oversized results that tools spill to a resource.
+        self.result_store = result_store
+        self._current_request = current_request
+        self.default_permissions: tuple[Permission, ...] = normalize_permissions(default_permissions) or ()
+        self.filter_listings = filter_listings
+        self.limiter = limiter
+        self.rate_limit = parse_limit(rate_limit)
+        self.client_key = client_key
+
+    def current_request(self) -> t.Any:
+        """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""
+        return self._current_request() if self._current_request is not None else None
 
     @property
     def expose_errors(self) -> bool:
         """Whether clients may see exception detail."""
         expose = self._expose_errors
         return expose() if callable(expose) else expose
+
+    def admit(self, call: Call, kind: ComponentKind, component: Component, arguments: t.Any = None) -> None:
+        """Check the caller may use *component*, and count a tool call against its rate limits.
+
+        Runs before the arguments are validated. With no permissions and no
+        limit it costs a few attribute reads and no cache round trip.
+
+        :raises MCPError: :data:`~flask_mcp.jsonrpc.PERMISSION_DENIED` or
+            :data:`~flask_mcp.jsonrpc.RATE_LIMITED`.
+        """
+        permissions = component.permissions
+        if permissions is None:
+            permissions = self.default_permissions
+        if permissions:
+            check_permissions(permissions, PermissionContext(call.principal, component, kind, arguments))
+        if kind == "tool" and (self.rate_limit is not None or t.cast(Tool, component).rate_limit is not None):
+            self._limit_tool(call, t.cast(Tool, component))
+
+    def visible(self, principal: Principal | None, kind: ComponentKind, component: Component) -> bool:
+        """Whether a filtered listing shows *component* to *principal*."""
+        permissions = component.permissions
+        if permissions is None:
+            permissions = self.default_permissions
+        if component.always_listed or not permissions:
+            return True
+        return not denied_by(permissions, PermissionContext(principal, component, kind))
+
+    def _limit_tool(self, call: Call, tool: Tool) -> None:
+        limiter = self.limiter
+        if limiter is None:
+            # A limit without a shared cache (a stateless app that gave none):
+            # counted in this process only, which is the best that can be done.
+            from cachelib import SimpleCache
+
+            logger.warning("rate limits are counted per process: no shared cache was given")
+            limiter = self.limiter = CacheRateLimiter(SimpleCache(default_timeout=0))
+        who = caller_key(call.principal, self.client_key)
+        if self.rate_limit is not None:
+            enforce(limiter, f"*:{who}", self.rate_limit, "tool calls")
+        if tool.rate_limit is not None:
+            enforce(limiter, f"tool:{tool.name}:{who}", tool.rate_limit, f"tool {tool.name}")
 
     def server_info(self) -> dict[str, t.Any]:
         """The ``serverInfo`` object."""
@@ -242,7 +334,9 @@ class Server:
         try:
             if handler is None:
                 raise MCPError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}")
-            result = handler(Call(self, state, message.method, message.params, message.id, channel, principal))
+            # Every method's params are checked alike before its handler reads them (-32602).
+            params = validate_params(message.method, message.params)
+            result = handler(Call(self, state, message.method, params, message.id, channel, principal))
             return jsonrpc.success(message.id, result)
         except MCPError as exc:
             return jsonrpc.failure(message.id, exc)

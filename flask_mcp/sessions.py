@@ -7,6 +7,8 @@ production) can serve any request of a session.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import secrets
 import time
 import typing as t
@@ -15,66 +17,161 @@ from flask_caching import Cache
 
 from .server import ClientState
 
-__all__ = ["SessionStore"]
+__all__ = ["Session", "SessionStore"]
 
 _KEY = "session:"
+_OWNER_KEY = "owner:"
+
+
+def _now() -> float:
+    # Looked up at each call, so ``time`` can be replaced (tests patch the module).
+    return time.time()
+
+
+@dataclasses.dataclass
+class Session:
+    """A live session as the store loaded it."""
+
+    id: str
+    state: ClientState
+    #: Subject of the principal that created it; ``None`` without authentication.
+    owner: str | None = None
+    #: When it was created (seconds since the epoch), for ``MCP_SESSION_MAX_AGE``.
+    created: float = 0.0
 
 
 class SessionStore:
     """Create, load, save and delete sessions.
 
+    A session belongs to the principal that created it: loading it on
+    behalf of anybody else finds nothing, exactly as for an unknown id.
+
     :param cache: a flask-caching :class:`~flask_caching.Cache` bound to the app.
     :param ttl: idle lifetime in seconds; every use extends it.
+    :param max_age: absolute lifetime in seconds, however active; ``None`` for none.
+    :param per_owner: live sessions one owner may hold; creating one more
+        ends that owner's oldest. ``None`` for no cap.
+    :param clock: the time source (seconds since the epoch); ``time.time`` by default.
     """
 
-    def __init__(self, cache: Cache, ttl: int) -> None:
+    def __init__(
+        self,
+        cache: Cache,
+        ttl: int,
+        *,
+        max_age: int | None = None,
+        per_owner: int | None = None,
+        clock: t.Callable[[], float] | None = None,
+    ) -> None:
         self.cache = cache
         self.ttl = ttl
+        self.max_age = max_age
+        self.per_owner = per_owner
+        #: The time source; replace it to control expiry in tests.
+        self.clock: t.Callable[[], float] = clock or _now
         # Re-storing the session on every request just to push its expiry
         # back would double the cache round trips; refreshing once a tenth
         # of the lifetime has passed keeps it alive at a fraction of the cost.
         self._refresh_after = max(1.0, ttl / 10)
 
-    def create(self, state: ClientState) -> str:
-        """Store *state* under a new random id and return the id.
+    def create(self, state: ClientState, owner: str | None = None) -> str:
+        """Store *state* under a new random id, owned by *owner*, and return the id.
 
         The id is 32 bytes from :mod:`secrets`, URL-safe base64 (visible
         ASCII, as the spec requires). ``cache.add`` stores only if the key is
         free, atomically on Redis, so two workers can never share an id.
         """
+        created = self.clock()
         for _ in range(3):
             session_id = secrets.token_urlsafe(32)
-            if self.cache.add(_KEY + session_id, self._record(state), timeout=self.ttl):
+            session = Session(session_id, state, owner, created)
+            if self.cache.add(_KEY + session_id, self._record(session), timeout=self._timeout(session)):
+                if owner is not None and self.per_owner is not None:
+                    self._index(session)
                 return session_id
         raise RuntimeError("could not store a new MCP session; is the session cache reachable?")
 
-    def load(self, session_id: str) -> ClientState | None:
-        """The state of a live session, or ``None`` if unknown, expired or deleted."""
+    def open(self, session_id: str, owner: str | None = None) -> Session | None:
+        """The live session *session_id* of *owner*, or ``None`` if unknown, expired, deleted or not theirs."""
         record = self.cache.get(_KEY + session_id)
-        if not isinstance(record, dict):
+        if not isinstance(record, dict) or record.get("_o") != owner:
             return None
-        state = ClientState.from_dict(record)
-        if time.time() - record.get("t", 0) > self._refresh_after:
-            self.save(session_id, state)
-        return state
+        now = self.clock()
+        created = record.get("_c", now)
+        if self.max_age is not None and now - created > self.max_age:
+            return None
+        session = Session(session_id, ClientState.from_dict(record), owner, created)
+        if now - record.get("t", 0) > self._refresh_after:
+            self.store(session)
+        return session
+
+    def load(self, session_id: str, owner: str | None = None) -> ClientState | None:
+        """The state of a live session of *owner*, or ``None`` (see :meth:`open`)."""
+        session = self.open(session_id, owner)
+        return session.state if session is not None else None
+
+    def store(self, session: Session) -> None:
+        """Store *session* again, which also restarts the idle timeout."""
+        self.cache.set(_KEY + session.id, self._record(session), timeout=self._timeout(session))
 
     def save(self, session_id: str, state: ClientState) -> None:
-        """Store *state* again, which also restarts the idle timeout."""
-        self.cache.set(_KEY + session_id, self._record(state), timeout=self.ttl)
+        """Replace the state of a live session (keeping its owner and age); restarts the idle timeout.
 
-    def delete(self, session_id: str) -> bool:
-        """End a session; ``False`` if it did not exist."""
+        It reads the record first; a transport that loaded the session with
+        :meth:`open` calls :meth:`store` instead and saves that round trip.
+        """
+        record = self.cache.get(_KEY + session_id)
+        if isinstance(record, dict):
+            self.store(Session(session_id, state, record.get("_o"), record.get("_c", self.clock())))
+
+    def delete(self, session_id: str, owner: str | None = None) -> bool:
+        """End a session of *owner*; ``False`` if it did not exist or is not theirs."""
         key = _KEY + session_id
-        if self.cache.get(key) is None:
+        record = self.cache.get(key)
+        if not isinstance(record, dict) or record.get("_o") != owner:
             return False
         self.cache.delete(key)
         return True
 
-    @staticmethod
-    def _record(state: ClientState) -> dict[str, t.Any]:
-        record = state.to_dict()
-        record["t"] = time.time()
+    def _timeout(self, session: Session) -> int:
+        if self.max_age is None:
+            return self.ttl
+        # The cache drops the record by itself once the absolute lifetime is over.
+        remaining = math.ceil(session.created + self.max_age - self.clock())
+        return max(1, min(self.ttl, remaining))
+
+    def _record(self, session: Session) -> dict[str, t.Any]:
+        record = session.state.to_dict()
+        record["t"] = self.clock()
+        record["_c"] = session.created
+        if session.owner is not None:
+            record["_o"] = session.owner
         return record
+
+    def _index(self, session: Session) -> None:
+        """Record *session* in its owner's index and end the oldest past the cap.
+
+        Oldest-evicted rather than new-refused: a client that crashes without
+        DELETE leaks its sessions until they idle out, and refusing would lock
+        that principal out meanwhile; evicting only ever costs the principal
+        its own stalest session. The index lives in the cache like the
+        sessions, so every worker sees it; concurrent creates by one
+        principal may let it overshoot the cap briefly (read, modify, write).
+        """
+        key = _OWNER_KEY + t.cast(str, session.owner)
+        index = self.cache.get(key)
+        entries: list[tuple[str, float]] = list(index) if isinstance(index, list) else []
+        if entries:
+            # Drop sessions that expired or were deleted since.
+            alive = self.cache.get_many(*(_KEY + session_id for session_id, _ in entries))
+            entries = [entry for entry, record in zip(entries, alive, strict=True) if record is not None]
+        entries.append((session.id, session.created))
+        entries.sort(key=lambda entry: entry[1])
+        cap = t.cast(int, self.per_owner)
+        evicted, entries = entries[:-cap], entries[-cap:]
+        if evicted:
+            self.cache.delete_many(*(_KEY + session_id for session_id, _ in evicted))
+        self.cache.set(key, entries, timeout=self.max_age or 0)
 
 
 class Mailbox:

@@ -416,3 +416,53 @@ def test_mailbox_across_workers(workers: tuple[Flask, Flask]) -> None:
     with a.app_context():
         assert box_a.is_cancelled("s1", 5)
         assert box_a.wait("s1", "srv-9", 5, never) == {"result": {"ok": True}}
+
+
+# -- owners, the per-owner cap and the absolute lifetime -----------------------------
+
+
+def test_session_belongs_to_its_owner(store: SessionStore) -> None:
+    """Another owner, or none, neither loads nor deletes it; the owner does."""
+    session_id = store.create(typical_state(), owner="alice")
+    assert store.load(session_id) is None
+    assert store.load(session_id, "bob") is None
+    assert store.delete(session_id, "bob") is False
+    assert store.load(session_id, "alice") == typical_state()
+    store.save(session_id, ClientState(log_level="error"))  # keeps the owner
+    assert store.load(session_id, "alice") == ClientState(log_level="error")
+    assert store.delete(session_id, "alice") is True
+
+
+def test_per_owner_cap_ends_the_oldest(cache: Cache, clock: Clock) -> None:
+    store = SessionStore(cache, ttl=TTL, per_owner=3)
+    ids = []
+    for _ in range(5):
+        ids.append(store.create(ClientState(), owner="alice"))
+        clock.advance(1)
+    other = store.create(ClientState(), owner="bob")
+    assert [store.load(s, "alice") is not None for s in ids] == [False, False, True, True, True]
+    assert store.load(other, "bob") is not None
+    # Sessions that ended on their own make room again.
+    assert store.delete(ids[2], "alice")
+    newest = store.create(ClientState(), owner="alice")
+    assert [store.load(s, "alice") is not None for s in [*ids[3:], newest]] == [True, True, True]
+
+
+def test_absolute_lifetime_with_an_injected_clock(cache: Cache) -> None:
+    now = [START]
+    store = SessionStore(cache, ttl=TTL, max_age=TTL * 2, clock=lambda: now[0])
+    session_id = store.create(ClientState())
+    for _ in range(4):  # used every half TTL: never idle for long
+        now[0] += TTL / 2
+        assert store.load(session_id) is not None
+    now[0] += 1
+    assert store.load(session_id) is None
+
+
+@pytest.mark.parametrize("max_age", [None, 10**9])
+def test_no_absolute_lifetime(cache: Cache, clock: Clock, max_age: int | None) -> None:
+    store = SessionStore(cache, ttl=TTL, max_age=max_age)
+    session_id = store.create(ClientState())
+    for _ in range(30):
+        clock.advance(TTL / 2)
+        assert store.load(session_id) is not None

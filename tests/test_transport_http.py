@@ -288,22 +288,31 @@ def test_delete_ends_only_its_own_session(app: Flask, make_client: t.Callable[..
     assert first.post(PING).status_code == 404
 
 
-@pytest.mark.parametrize("supplied", ["live", "chosen-by-attacker"])
-def test_initialize_ignores_client_session_id(client: t.Any, app: Flask, supplied: str) -> None:
+def test_initialize_ignores_client_session_id(client: t.Any, app: Flask) -> None:
     """initialize always mints a fresh id; a client-chosen one never becomes a session."""
     old_id = client.session_id
-    sent_id = old_id if supplied == "live" else "attacker-fixed-session-id-0123456789abcdef"
+    sent_id = "attacker-fixed-session-id-0123456789abcdef"
     response = client.post(init_message(), **{"Mcp-Session-Id": sent_id})
     assert response.status_code == 200
     new_id = response.headers.get("Mcp-Session-Id")
     assert new_id and new_id not in (old_id, sent_id)
     other = app.test_client()
     fixed = other.post("/mcp", json=PING, headers={"Accept": "application/json", "Mcp-Session-Id": sent_id})
-    assert fixed.status_code == (200 if supplied == "live" else 404)
+    assert fixed.status_code == 404
+
+
+def test_initialize_inside_a_live_session_is_refused(client: t.Any) -> None:
+    """A second initialize carrying a live session's id is a 400 that mints nothing; the session lives on."""
+    response = client.post(init_message())
+    assert response.status_code == 400
+    assert "already initialized" in json_body(response)["error"]["message"]
+    assert "Mcp-Session-Id" not in response.headers
+    assert client.request("ping") == {}
 
 
 def test_failed_initialize_issues_no_session(client: t.Any, schema_checker: t.Any) -> None:
     """An initialize that errors (no protocolVersion) carries no session id."""
+    client.session_id = None  # a new handshake, outside the session the fixture opened
     response = client.post({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {}})
     assert response.status_code == 200
     body = json_body(response)
@@ -602,10 +611,10 @@ def test_transport_exception_is_json_500(
     client = make_client(app)
     client.initialize()
 
-    def broken_load(session_id: str) -> t.NoReturn:
+    def broken_open(session_id: str, owner: str | None = None) -> t.NoReturn:
         raise ConnectionError(SECRET)
 
-    monkeypatch.setattr(app.extensions["mcp"].sessions, "load", broken_load)
+    monkeypatch.setattr(app.extensions["mcp"].sessions, "open", broken_open)
     response = client.post(PING)
     assert response.status_code == 500
     text = response.get_data(as_text=True)

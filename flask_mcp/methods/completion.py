@@ -21,11 +21,13 @@ def _completers(call: Call, ref: dict[str, t.Any]) -> dict[str, Completer]:
         prompt = registry.prompts.get(ref.get("name"))  # type: ignore[arg-type]
         if prompt is None:
             raise MCPError(INVALID_PARAMS, f"Unknown prompt: {ref.get('name')}")
+        call.server.admit(call, "prompt", prompt)
         return prompt.completers
     if ref.get("type") == "ref/resource":
         template = registry.templates.get(ref.get("uri"))  # type: ignore[arg-type]
         if template is None:
             raise MCPError(INVALID_PARAMS, f"Unknown resource template: {ref.get('uri')}")
+        call.server.admit(call, "resource", template)
         return template.completers
     raise MCPError(INVALID_PARAMS, "Invalid params: ref.type must be 'ref/prompt' or 'ref/resource'")
 

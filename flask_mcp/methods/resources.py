@@ -11,6 +11,7 @@ from ..components import ResourceTemplate
 from ..errors import NotFoundError, describe_validation_error
 from ..jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
 from ..results import resource_contents
+from ..spill import spill_token
 from . import request
 from .listing import list_page
 
@@ -46,10 +47,14 @@ def read_resource(call: Call) -> dict[str, t.Any]:
     the client gets -32002 with the URI in ``data``.
     """
     uri = call.param("uri", str)
+    token = spill_token(uri)
+    if token is not None:
+        return _read_spilled(call, uri, token)
     found = call.server.registry.find_resource(uri)
     if found is None:
         raise not_found(uri)
     resource, variables = found
+    call.server.admit(call, "resource", resource, variables)
     kwargs: dict[str, t.Any] = {}
     if isinstance(resource, ResourceTemplate):
         try:
@@ -63,6 +68,16 @@ def read_resource(call: Call) -> dict[str, t.Any]:
     except NotFoundError:
         raise not_found(uri) from None
     return {"contents": resource_contents(value, uri, resource.mime_type, resource.output_schema)}
+
+
+def _read_spilled(call: Call, uri: str, token: str) -> dict[str, t.Any]:
+    # A tool's oversized result, kept for the session that produced it.
+    store = call.server.result_store
+    stored = store.get(token, call.state.session_id) if store is not None else None
+    if stored is None:
+        raise not_found(uri)
+    text, mime_type = stored
+    return {"contents": [{"uri": uri, "mimeType": mime_type, "text": text}]}
 
 
 @request("resources/subscribe")

@@ -7,9 +7,13 @@ import typing as t
 
 import marshmallow as ma
 
-from ..errors import describe_exception, describe_validation_error, is_expected
-from ..jsonrpc import INVALID_PARAMS, MCPError
-from ..results import error_result, tool_result
+from .. import jsonrpc
+from ..errors import NotFoundError, describe_exception, describe_validation_error, is_expected
+from ..execution import ToolTimeout, in_transaction, with_timeout
+from ..formats import ErrorType, error_result
+from ..jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MCPError
+from ..results import tool_result
+from ..spill import spill_uri
 from . import request
 from .listing import list_page
 
@@ -21,30 +25,59 @@ logger = logging.getLogger("flask_mcp")
 
 
 def load_arguments(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
-    """Validate *arguments* into the tool's keyword arguments, its Context included.
+    """Validate *arguments* and build the tool function's keyword arguments.
 
-    Shared by ``tools/call`` and the REST adapter, so both validate alike.
+    Shared by ``tools/call`` and the REST adapter, so both validate and bind
+    alike (policies, ``kwargs`` provider, the server's seeds). The caller's
+    permissions and rate limits are checked first, on both.
 
+    :raises MCPError: permission denied or rate limited.
     :raises marshmallow.ValidationError: naming the offending fields.
     """
-    kwargs = tool.load_arguments(arguments)
-    if tool.context_param:
-        kwargs[tool.context_param] = call.context()
-    return kwargs
+    call.server.admit(call, "tool", tool, arguments)
+    return tool.binder.bind(call, tool.load_arguments(arguments), arguments.keys())
 
 
 def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any]) -> t.Any:
     """Invoke *tool* through the server's invoker and return what it returned.
 
-    An unexpected exception (a bug rather than a :class:`~flask_mcp.ToolError`)
+    An atomic tool runs inside the server's transaction hook; a tool with a
+    time limit runs in a worker thread waited on for that long. An
+    unexpected exception (a bug rather than a :class:`~flask_mcp.ToolError`)
     is logged here, once for every transport, then raised again.
+
+    :raises ToolTimeout: when the tool's time limit passed.
     """
+    server = call.server
+
+    def run() -> t.Any:
+        return server.invoke(tool.func, kwargs)
+
+    if tool.policy.atomic:
+        plain = run
+
+        def run() -> t.Any:
+            if server.transaction is None:
+                raise RuntimeError(f"tool {tool.name!r} is atomic but the MCP extension has no transaction hook")
+            return in_transaction(server.transaction, plain)
+
     try:
-        return call.server.invoke(tool.func, kwargs)
+        timeout = tool.resolved.timeout
+        return with_timeout(timeout, run) if timeout is not None else run()
     except Exception as exc:
         if not is_expected(exc):
             logger.exception("tool %r failed", tool.name)
         raise
+
+
+def _describe_arguments_error(exc: ma.ValidationError) -> str:
+    # Unknown names first, sorted, in one clause: the model sees at once what to drop.
+    unknown: list[str] = getattr(exc, "unknown_arguments", [])
+    if not unknown:
+        return describe_validation_error(exc)
+    rest = {k: v for k, v in exc.messages.items() if k not in unknown} if isinstance(exc.messages, dict) else {}
+    clause = f"unknown argument(s): {', '.join(unknown)}"
+    return f"{clause}; {describe_validation_error(ma.ValidationError(rest))}" if rest else clause
 
 
 @request("tools/list")
@@ -53,31 +86,126 @@ def list_tools(call: Call) -> dict[str, t.Any]:
     return list_page(call, "tools")
 
 
+def _failure(exc: Exception, call: Call, tool: Tool) -> tuple[ErrorType, str, t.Any]:
+    if isinstance(exc, ToolTimeout):
+        return "timeout", str(exc), {"timeout": exc.seconds}
+    if isinstance(exc, NotFoundError):
+        return "not_found", str(exc), None
+    if isinstance(exc, ma.ValidationError):
+        return "validation_error", describe_validation_error(exc), exc.messages
+    return "service_error", describe_exception(exc, expose=call.server.expose_errors), None
+
+
 @request("tools/call")
 def call_tool(call: Call) -> dict[str, t.Any]:
     """Validate the arguments, run the tool and convert what it returned.
 
-    Failures of the tool itself (bad arguments, exceptions) are results with
-    ``isError`` so the model can see them and correct itself; only a call
-    that names no known tool is a protocol error.
+    Failures of the tool itself (bad arguments, exceptions, time-outs) are
+    results with ``isError`` so the model can see them and correct itself,
+    worded by the tool's error format; only a call that names no known tool
+    is a protocol error, and a result that breaks the tool's own
+    ``outputSchema`` is a server error.
     """
     name = call.param("name", str)
     arguments = call.param("arguments", dict, required=False) or {}
     tool = call.server.registry.tools.get(name)
     if tool is None:
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
+    policy = tool.resolved
     try:
         kwargs = load_arguments(call, tool, arguments)
     except ma.ValidationError as exc:
-        return error_result(f"Invalid arguments: {describe_validation_error(exc)}")
+        return error_result(
+            f"Invalid arguments: {_describe_arguments_error(exc)}",
+            error_type="validation_error",
+            detail=exc.messages,
+            value=arguments,
+            include_value=policy.include_validation_value,
+            error_format=policy.error_format,
+        )
     try:
         value = run_tool(call, tool, kwargs)
     except Exception as exc:
-        return error_result(describe_exception(exc, expose=call.server.expose_errors))
+        error_type, message, detail = _failure(exc, call, tool)
+        return error_result(message, error_type=error_type, detail=detail, error_format=policy.error_format)
     try:
-        return tool_result(value, tool.output_schema)
+        result = tool_result(
+            value,
+            tool.output_schema,
+            output_format=policy.output_format,
+            structured=policy.include_structured_content,
+        )
     except (TypeError, ValueError) as exc:
         # The tool worked but returned something JSON cannot carry (NaN, a
         # custom object): say so, rather than a misleading "tool failed".
         logger.exception("tool %r returned a value that is not JSON", name)
-        return error_result(f"the tool returned a value that cannot be sent as JSON ({exc})")
+        return error_result(
+            f"the tool returned a value that cannot be sent as JSON ({exc})", error_format=policy.error_format
+        )
+    _check_structured(tool, result)
+    if policy.max_result_bytes is not None:
+        return _limit_size(call, tool, result)
+    return result
+
+
+def _check_structured(tool: Tool, result: dict[str, t.Any]) -> None:
+    """Refuse ``structuredContent`` that breaks the advertised ``outputSchema``.
+
+    Clients validate it against the schema; a mismatch sent on would be a
+    silent violation of the tool's own contract, so it is a server error
+    naming the field instead, and the tool author sees it in the log.
+    """
+    validator = tool.output_validator
+    if validator is None or result.get("isError"):
+        return
+    structured = result.get("structuredContent")
+    if structured is None:
+        raise MCPError(INTERNAL_ERROR, f"tool {tool.name!r} advertises an outputSchema but sent no structuredContent")
+    problems = [
+        f"{'.'.join(str(part) for part in error.absolute_path) or '(root)'}: {error.message}"
+        for error in validator.iter_errors(structured)
+    ]
+    if problems:
+        message = f"tool {tool.name!r} returned structuredContent that does not match its outputSchema"
+        logger.error("%s: %s", message, problems)
+        raise MCPError(INTERNAL_ERROR, f"{message}: {'; '.join(problems)}", {"tool": tool.name, "problems": problems})
+
+
+def _limit_size(call: Call, tool: Tool, result: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Enforce ``max_result_bytes``: an error result, or a link to the spilled result."""
+    policy = tool.resolved
+    limit = t.cast(int, policy.max_result_bytes)
+    encoded = jsonrpc.dumps(result)
+    size = len(encoded.encode("utf-8"))
+    if size <= limit:
+        return result
+    store = call.server.result_store
+    if not policy.spill_to_resource or store is None:
+        return error_result(
+            f"the result is {size} bytes, over this tool's limit of {limit} bytes; "
+            "ask for less at a time (use the tool's paging or filter arguments)",
+            detail={"size": size, "limit": limit},
+            error_format=policy.error_format,
+        )
+    structured = result.get("structuredContent")
+    first = result["content"][0] if result.get("content") else {}
+    if structured is not None:
+        text, mime_type = jsonrpc.dumps(structured), "application/json"
+    elif first.get("type") == "text" and len(result["content"]) == 1:
+        text, mime_type = first["text"], "text/plain"
+    else:  # content blocks of other kinds: the whole result, as JSON
+        text, mime_type = encoded, "application/json"
+    token = store.put(text, mime_type, policy.spill_ttl, call.state.session_id)
+    uri = spill_uri(token)
+    notice = (
+        f"The result is {size} bytes, over this tool's limit of {limit} bytes. It is stored as {uri} "
+        f"for {policy.spill_ttl} seconds: read it with resources/read."
+    )
+    link = {
+        "type": "resource_link",
+        "uri": uri,
+        "name": f"{tool.name} result",
+        "mimeType": mime_type,
+        "size": len(text.encode("utf-8")),
+    }
+    return {"content": [{"type": "text", "text": notice}, link]}

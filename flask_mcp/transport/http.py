@@ -15,6 +15,7 @@ import typing as t
 from flask import Response, current_app, request
 
 from .. import jsonrpc
+from ..auth.gate import Unauthorized, error_status
 from ..jsonrpc import INVALID_REQUEST, MCPError
 from ..server import ClientState
 from ..versions import DEFAULT_NEGOTIATED_VERSION, SUPPORTED_PROTOCOL_VERSIONS
@@ -25,6 +26,8 @@ if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
     from ..extension import MCPState
+    from ..principal import Principal
+    from ..sessions import Session
 
 __all__ = ["SESSION_HEADER", "VERSION_HEADER", "endpoint", "error_response"]
 
@@ -72,14 +75,23 @@ def endpoint() -> Response:
     method = environ["REQUEST_METHOD"]
     try:
         _check_origin_and_host(state, environ)
-        if method == "POST":
-            return _post(state, environ)
-        if method == "DELETE" and not state.settings.stateless:
-            return _delete(state, environ)
-        if method == "GET" and not state.settings.stateless:
-            return _get(state, environ)
         if method == "OPTIONS":
+            # A CORS preflight never carries credentials.
             return Response(status=204, headers={"Allow": _allowed(state)})
+        principal = None
+        if state.auth is not None:
+            # Before any session lookup: without a credential nobody learns
+            # whether a session id is valid.
+            try:
+                principal = state.auth.authenticate(request)
+            except Unauthorized as exc:
+                return error_response(401, exc.message, headers={"WWW-Authenticate": exc.challenge})
+        if method == "POST":
+            return _post(state, environ, principal)
+        if method == "DELETE" and not state.settings.stateless:
+            return _delete(state, environ, principal)
+        if method == "GET" and not state.settings.stateless:
+            return _get(state, environ, principal)
     except _Reject as reject:
         return reject.response
     return _method_not_allowed(state)
@@ -129,7 +141,7 @@ def _read_body(state: MCPState, environ: WSGIEnvironment) -> bytes:
     return body
 
 
-def _post(state: MCPState, environ: WSGIEnvironment) -> Response:
+def _post(state: MCPState, environ: WSGIEnvironment, principal: Principal | None) -> Response:
     body = _read_body(state, environ)
     payload: t.Any = None
     try:
@@ -139,7 +151,7 @@ def _post(state: MCPState, environ: WSGIEnvironment) -> Response:
         return _json(jsonrpc.failure(jsonrpc.request_id_of(payload), exc), 400)
     msg_id = message.id if not isinstance(message, jsonrpc.Notification) else None
     try:
-        return _dispatch(state, environ, message, msg_id)
+        return _dispatch(state, environ, message, msg_id, principal)
     except _Reject:
         raise
     except Exception as exc:
@@ -150,7 +162,11 @@ def _post(state: MCPState, environ: WSGIEnvironment) -> Response:
 
 
 def _dispatch(
-    state: MCPState, environ: WSGIEnvironment, message: jsonrpc.Message, msg_id: jsonrpc.RequestId | None
+    state: MCPState,
+    environ: WSGIEnvironment,
+    message: jsonrpc.Message,
+    msg_id: jsonrpc.RequestId | None,
+    principal: Principal | None,
 ) -> Response:
     version = environ.get(_VERSION_KEY)
     if version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
@@ -161,12 +177,13 @@ def _dispatch(
             data={"requested": version, "supported": list(SUPPORTED_PROTOCOL_VERSIONS)},
         )
     if isinstance(message, jsonrpc.Request) and message.method == "initialize":
-        return _initialize(state, message)
-    session_id = None
+        return _initialize(state, environ, message, principal)
+    session = None
     if state.settings.stateless:
         client = ClientState(protocol_version=version or DEFAULT_NEGOTIATED_VERSION)
     else:
-        session_id, client = _session(state, environ, msg_id)
+        session = _session(state, environ, msg_id, principal)
+        session_id, client = session.id, session.state
         client.session_id = session_id
         if isinstance(message, jsonrpc.Response):
             # The answer to a request a handler sent: it may wait in any process.
@@ -175,49 +192,77 @@ def _dispatch(
         if isinstance(message, jsonrpc.Notification) and message.method == "notifications/cancelled":
             state.mailbox.cancel(session_id, message.params.get("requestId"))  # type: ignore[union-attr]
     if isinstance(message, jsonrpc.Request) and state.server.needs_channel(message):
-        return streaming.respond(state, message, client)
-    response = state.server.handle(message, client)
-    if client.changed and session_id is not None:
-        state.sessions.save(session_id, client)  # type: ignore[union-attr]
+        return streaming.respond(state, message, client, principal, session)
+    response = state.server.handle(message, client, principal=principal)
+    if client.changed and session is not None:
+        state.sessions.store(session)  # type: ignore[union-attr]
     if response is None:
         return Response(status=202)
-    return Response(state.server.serialize(response), content_type=JSON_CONTENT_TYPE)
+    return json_answer(state, response)
 
 
-def _initialize(state: MCPState, message: jsonrpc.Request) -> Response:
+def json_answer(state: MCPState, response: dict[str, t.Any]) -> Response:
+    """A response envelope as plain JSON; permission denials become 403, rate limits 429."""
+    status, headers = 200, None
+    if "error" in response:
+        mapped = error_status(response["error"], state.auth)
+        if mapped is not None:
+            status, headers = mapped
+    return Response(state.server.serialize(response), status=status, headers=headers, content_type=JSON_CONTENT_TYPE)
+
+
+def _owner(principal: Principal | None) -> str | None:
+    return principal.subject if principal is not None else None
+
+
+def _initialize(
+    state: MCPState, environ: WSGIEnvironment, message: jsonrpc.Request, principal: Principal | None
+) -> Response:
     # A session id the client sent with initialize is ignored: the server
     # always mints the id, so a session can never be fixed by the client.
+    # But a live session of the caller's own means the client is confused.
+    session_id = environ.get(_SESSION_KEY)
+    if session_id and state.sessions is not None and state.sessions.open(session_id, _owner(principal)) is not None:
+        return error_response(
+            400,
+            "Bad Request: this session is already initialized; send initialize without "
+            f"{SESSION_HEADER} to start a new session",
+            msg_id=message.id,
+        )
     client = ClientState()
-    response = t.cast(dict[str, t.Any], state.server.handle(message, client))
+    response = t.cast(dict[str, t.Any], state.server.handle(message, client, principal=principal))
     headers = {}
     if "result" in response and state.sessions is not None:
-        headers[SESSION_HEADER] = state.sessions.create(client)
+        headers[SESSION_HEADER] = state.sessions.create(client, _owner(principal))
     return Response(state.server.serialize(response), headers=headers, content_type=JSON_CONTENT_TYPE)
 
 
-def _session(state: MCPState, environ: WSGIEnvironment, msg_id: jsonrpc.RequestId | None) -> tuple[str, ClientState]:
+def _session(
+    state: MCPState, environ: WSGIEnvironment, msg_id: jsonrpc.RequestId | None, principal: Principal | None
+) -> Session:
     session_id = environ.get(_SESSION_KEY)
     if not session_id:
         raise _Reject(error_response(400, f"Bad Request: missing {SESSION_HEADER} header", msg_id=msg_id))
-    client = state.sessions.load(session_id) if state.sessions is not None else None
-    if client is None:
+    # Another principal's session is answered exactly like an unknown one.
+    session = state.sessions.open(session_id, _owner(principal)) if state.sessions is not None else None
+    if session is None:
         raise _Reject(error_response(404, "Session not found", SESSION_NOT_FOUND, msg_id=msg_id))
-    return session_id, client
+    return session
 
 
-def _get(state: MCPState, environ: WSGIEnvironment) -> Response:
+def _get(state: MCPState, environ: WSGIEnvironment, principal: Principal | None) -> Response:
     accept = environ.get("HTTP_ACCEPT", "")
     if accept and "text/event-stream" not in accept and "*/*" not in accept:
         return error_response(406, "Not Acceptable: the client must accept text/event-stream")
-    session_id, client = _session(state, environ, None)
-    client.session_id = session_id
-    return streaming.resume_or_listen(state, client, environ.get("HTTP_LAST_EVENT_ID"))
+    session = _session(state, environ, None, principal)
+    session.state.session_id = session.id
+    return streaming.resume_or_listen(state, session.state, environ.get("HTTP_LAST_EVENT_ID"), session.owner)
 
 
-def _delete(state: MCPState, environ: WSGIEnvironment) -> Response:
+def _delete(state: MCPState, environ: WSGIEnvironment, principal: Principal | None) -> Response:
     session_id = environ.get(_SESSION_KEY)
     if not session_id:
         return error_response(400, f"Bad Request: missing {SESSION_HEADER} header")
-    if state.sessions is None or not state.sessions.delete(session_id):
+    if state.sessions is None or not state.sessions.delete(session_id, _owner(principal)):
         return error_response(404, "Session not found", SESSION_NOT_FOUND)
     return Response(status=204)

@@ -20,11 +20,13 @@ import typing as t
 from flask import Flask, Response, current_app, request
 
 from .. import jsonrpc
+from ..auth.gate import Unauthorized, error_status
 from ..direct import DirectCallFailed, Reason, call_tool_json
 from ..errors import describe_exception, is_expected
-from ..jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
+from ..jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, RESOURCE_NOT_FOUND, MCPError
 from ..methods.resources import read_resource
 from ..openapi import OpenAPIDocument, swagger_ui_page
+from ..principal import Principal
 from ..server import Call, ClientState
 from .guard import rejection
 
@@ -42,7 +44,10 @@ _ERRORS: dict[Reason, tuple[int, str]] = {
     # The tool looked something up that does not exist: a client error, not a server fault.
     "not_found": (404, "{}"),
     "tool_error": (500, "Function error: {}"),
+    "permission_denied": (403, "Forbidden: {}"),
+    "rate_limited": (429, "Too Many Requests: {}"),
 }
+_POLICY_CODES: dict[Reason, int] = {"permission_denied": PERMISSION_DENIED, "rate_limited": RATE_LIMITED}
 
 JSON_CONTENT_TYPE = "application/json"
 #: Key of the per-app :class:`RestSite` in ``app.extensions``.
@@ -124,6 +129,22 @@ def _preflight(allowed: str) -> Response | None:
     return None
 
 
+def _authenticate(state: MCPState) -> Principal | Response | None:
+    """The caller, a 401 answer, or ``None`` when no backend is configured."""
+    if state.auth is None:
+        return None
+    try:
+        return state.auth.authenticate(request)
+    except Unauthorized as exc:
+        return error(401, exc.message, {"WWW-Authenticate": exc.challenge})
+
+
+def _policy_error(state: MCPState, status: int, message: str, code: int, data: t.Any) -> Response:
+    """A 403 or 429 with the same headers as on the MCP endpoint."""
+    mapped = error_status({"code": code, "data": data}, state.auth)
+    return error(status, message, mapped[1] if mapped is not None else None)
+
+
 def _read_object(state: MCPState) -> dict[str, t.Any] | Response:
     limit = state.settings.max_content_length
     length = request.content_length
@@ -150,15 +171,20 @@ def tool_view(name: str) -> Response:
     if rejected is not None:
         return rejected
     state: MCPState = current_app.extensions["mcp"]
+    principal = _authenticate(state)  # before anything else: not even which tools exist is told
+    if isinstance(principal, Response):
+        return principal
     if name not in state.server.registry.tools:  # before the body: an unknown URL is a 404 whatever it carries
         return error(404, _ERRORS["unknown_tool"][1].format(name))
     arguments = _read_object(state)
     if isinstance(arguments, Response):
         return arguments
     try:
-        body = call_tool_json(state.server, name, arguments)
+        body = call_tool_json(state.server, name, arguments, principal)
     except DirectCallFailed as exc:
         status, wording = _ERRORS[exc.reason]
+        if exc.reason in _POLICY_CODES:
+            return _policy_error(state, status, wording.format(exc.message), _POLICY_CODES[exc.reason], exc.data)
         return error(status, wording.format(exc.message))
     return Response(body, content_type=JSON_CONTENT_TYPE)
 
@@ -169,14 +195,21 @@ def resource_view() -> Response:
     if rejected is not None:
         return rejected
     state: MCPState = current_app.extensions["mcp"]
+    principal = _authenticate(state)
+    if isinstance(principal, Response):
+        return principal
     uri = request.args.get("uri")
     if not uri:
         return error(400, "Missing query parameter: uri")
-    call = Call(state.server, ClientState(), "resources/read", {"uri": uri})
+    call = Call(state.server, ClientState(), "resources/read", {"uri": uri}, principal=principal)
     try:
         result = read_resource(call)
         return _json({"result": result})
     except MCPError as exc:
+        if exc.code == PERMISSION_DENIED:
+            return _policy_error(state, 403, f"Forbidden: {exc.message}", exc.code, exc.data)
+        if exc.code == RATE_LIMITED:
+            return _policy_error(state, 429, f"Too Many Requests: {exc.message}", exc.code, exc.data)
         status = {RESOURCE_NOT_FOUND: 404, INVALID_PARAMS: 400}.get(exc.code, 500)
         return error(status, exc.message)
     except Exception as exc:
@@ -190,16 +223,25 @@ def resource_view() -> Response:
 
 def openapi_view() -> Response:
     """``GET <prefix>/openapi.json``: the OpenAPI 3.1 document, built once per registry state."""
-    rejected = _preflight("GET, HEAD")
+    rejected = _preflight("GET, HEAD") or _document_auth()
     if rejected is not None:
         return rejected
     site: RestSite = current_app.extensions[EXTENSION_KEY]
     return Response(site.document.encoded(), content_type=JSON_CONTENT_TYPE)
 
 
+def _document_auth() -> Response | None:
+    """A 401 for the OpenAPI document and docs page, when ``MCP_AUTH_OPENAPI`` protects them."""
+    state: MCPState = current_app.extensions["mcp"]
+    if not state.settings.auth_openapi:
+        return None
+    principal = _authenticate(state)
+    return principal if isinstance(principal, Response) else None
+
+
 def docs_view() -> Response:
     """``GET <prefix>/docs``: Swagger UI for the OpenAPI document."""
-    rejected = _preflight("GET, HEAD")
+    rejected = _preflight("GET, HEAD") or _document_auth()
     if rejected is not None:
         return rejected
     state: MCPState = current_app.extensions["mcp"]

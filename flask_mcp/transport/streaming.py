@@ -26,14 +26,16 @@ import typing as t
 from flask import Response, copy_current_request_context, stream_with_context
 
 from .. import jsonrpc
+from ..auth.gate import error_status
 from ..events import BROADCAST, parse_event_id
 from ..jsonrpc import MCPError
 
 if t.TYPE_CHECKING:
     from ..events import EventLog
     from ..extension import MCPState
+    from ..principal import Principal
     from ..server import ClientState
-    from ..sessions import Mailbox
+    from ..sessions import Mailbox, Session
 
 __all__ = ["HTTPChannel", "respond", "resume_or_listen", "sse_event"]
 
@@ -137,8 +139,22 @@ class HTTPChannel:
         return mailbox is not None and session_id is not None and mailbox.is_cancelled(session_id, self.request_id)
 
 
-def respond(state: MCPState, message: jsonrpc.Request, client: ClientState) -> Response:
-    """Run the handler in a worker thread and answer with JSON or an event stream."""
+def respond(
+    state: MCPState,
+    message: jsonrpc.Request,
+    client: ClientState,
+    principal: Principal | None = None,
+    session: Session | None = None,
+) -> Response:
+    """Run the handler in a worker thread and answer with JSON or an event stream.
+
+    Only the plain JSON answer can still carry a 403 or 429 status for a
+    permission denial or a rate limit: once the stream has started, the
+    status is sent, and the error travels as the last event.
+
+    :param principal: the authenticated caller, handed to the protocol core.
+    :param session: the loaded session of *client*, stored again if the handler changes it.
+    """
     channel = HTTPChannel(state, client, message.id)
     session_id = client.session_id
     mailbox = state.mailbox
@@ -152,8 +168,10 @@ def respond(state: MCPState, message: jsonrpc.Request, client: ClientState) -> R
     def work() -> None:
         response: dict[str, t.Any] | None = None
         try:
-            response = state.server.handle(message, client, channel)
-            if client.changed and session_id is not None and state.sessions is not None:
+            response = state.server.handle(message, client, channel, principal)
+            if client.changed and session is not None and state.sessions is not None:
+                state.sessions.store(session)
+            elif client.changed and session_id is not None and state.sessions is not None:
                 state.sessions.save(session_id, client)
         finally:
             if mailbox is not None and session_id is not None:
@@ -165,7 +183,11 @@ def respond(state: MCPState, message: jsonrpc.Request, client: ClientState) -> R
     threading.Thread(target=work, name=f"mcp-request-{message.id}", daemon=True).start()
     first = channel.outbox.get()
     if first[0] == _DONE and first[1] is None:  # nothing was streamed: the fast JSON answer
-        return Response(state.server.serialize(first[2]), content_type="application/json")
+        mapped = error_status(first[2].get("error"), state.auth)
+        status, headers = mapped if mapped is not None else (200, None)
+        return Response(
+            state.server.serialize(first[2]), status=status, headers=headers, content_type="application/json"
+        )
     return Response(
         stream_with_context(_post_stream(state, channel, first)),
         content_type="text/event-stream",
@@ -193,8 +215,13 @@ def _post_stream(state: MCPState, channel: HTTPChannel, first: tuple[str, str | 
                 yield b": keep-alive\n\n"  # a comment: proxies and clients see the stream is alive
 
 
-def resume_or_listen(state: MCPState, client: ClientState, last_event_id: str | None) -> Response:
-    """The answer to GET: resume a stream after ``Last-Event-ID``, or listen to the session's stream."""
+def resume_or_listen(
+    state: MCPState, client: ClientState, last_event_id: str | None, owner: str | None = None
+) -> Response:
+    """The answer to GET: resume a stream after ``Last-Event-ID``, or listen to the session's stream.
+
+    :param owner: the subject owning the session, to read its subscriptions again.
+    """
     session_id = t.cast(str, client.session_id)
     events = t.cast("EventLog", state.events)
     parsed = parse_event_id(last_event_id) if last_event_id else None
@@ -203,13 +230,13 @@ def resume_or_listen(state: MCPState, client: ClientState, last_event_id: str | 
     else:
         stream, number = parsed
     return Response(
-        stream_with_context(_tail(state, client, stream, number)),
+        stream_with_context(_tail(state, client, stream, number, owner)),
         content_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
-def _tail(state: MCPState, client: ClientState, stream: str, number: int) -> t.Iterator[bytes]:
+def _tail(state: MCPState, client: ClientState, stream: str, number: int, owner: str | None) -> t.Iterator[bytes]:
     """Events of *stream* after *number*, as they are logged, until the stream's end or the lifetime cap."""
     settings = state.settings
     events = t.cast("EventLog", state.events)
@@ -219,7 +246,7 @@ def _tail(state: MCPState, client: ClientState, stream: str, number: int) -> t.I
     while time.monotonic() - started < settings.sse_max_lifetime:
         for event_id, message in events.after(session_id, stream, number):
             number = int(event_id.rpartition(":")[2])
-            if stream == BROADCAST and not _concerns(state, client, message):
+            if stream == BROADCAST and not _concerns(state, client, message, owner):
                 continue
             yield sse_event(jsonrpc.encode(message), event_id)
             last_sent = time.monotonic()
@@ -233,10 +260,10 @@ def _tail(state: MCPState, client: ClientState, stream: str, number: int) -> t.I
         time.sleep(settings.sse_poll_interval)
 
 
-def _concerns(state: MCPState, client: ClientState, message: dict[str, t.Any]) -> bool:
+def _concerns(state: MCPState, client: ClientState, message: dict[str, t.Any], owner: str | None) -> bool:
     """Resource updates go only to sessions that subscribed to the URI."""
     if message.get("method") != "notifications/resources/updated":
         return True
     session_id = t.cast(str, client.session_id)
-    current = state.sessions.load(session_id) if state.sessions is not None else None
+    current = state.sessions.load(session_id, owner) if state.sessions is not None else None
     return current is not None and message.get("params", {}).get("uri") in current.subscriptions

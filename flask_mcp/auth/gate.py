@@ -1,0 +1,182 @@
+"""What the HTTP surfaces do with a backend: 401 challenges, 403/429 mapping, RFC 9728 metadata."""
+
+from __future__ import annotations
+
+import math
+import typing as t
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, current_app, request
+
+from .. import jsonrpc
+from ..jsonrpc import PERMISSION_DENIED, RATE_LIMITED
+from ..principal import Principal
+from .base import AuthBackend
+
+if t.TYPE_CHECKING:
+    from flask import Request
+
+    from ..config import Settings
+
+__all__ = [
+    "METADATA_PATH",
+    "AuthGate",
+    "Unauthorized",
+    "current_gate",
+    "current_principal",
+    "error_status",
+    "register_metadata_routes",
+]
+
+#: Where Protected Resource Metadata lives (RFC 9728 section 3); the
+#: endpoint's path is appended for the path-specific variant.
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+
+
+#: Where the authenticated principal is kept for the rest of the request (the
+#: WSGI environ, which copies of the request context made for worker threads share).
+PRINCIPAL_KEY = "flask_mcp.principal"
+
+
+def current_principal() -> Principal | None:
+    """The principal authenticated for the current request, if any; for use inside handlers."""
+    return t.cast("Principal | None", request.environ.get(PRINCIPAL_KEY))
+
+
+class Unauthorized(Exception):
+    """The request carries no valid credential: answer 401 with :attr:`challenge`.
+
+    :param message: what the client is told in the error body.
+    :param challenge: the ``WWW-Authenticate`` header value.
+    """
+
+    def __init__(self, message: str, challenge: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.challenge = challenge
+
+
+class AuthGate:
+    """A backend together with the ``MCP_AUTH_*`` settings, as the transports use it.
+
+    :param backend: the configured :class:`~flask_mcp.auth.AuthBackend`.
+    :param settings: the app's settings.
+    """
+
+    def __init__(self, backend: AuthBackend, settings: Settings) -> None:
+        self.backend = backend
+        self.settings = settings
+        #: Path of the MCP endpoint, known once the blueprint is registered.
+        self.mcp_path = settings.url_prefix
+
+    def authenticate(self, req: Request) -> Principal:
+        """The caller of *req*.
+
+        :raises Unauthorized: no credential, or one the backend refused.
+        """
+        principal = self.backend.authenticate(req)
+        if principal is not None:
+            req.environ[PRINCIPAL_KEY] = principal
+            return principal
+        if self.backend.has_credentials(req):
+            raise Unauthorized(
+                "Unauthorized: the access token is invalid or expired",
+                self.challenge(error="invalid_token", scopes=self.settings.auth_required_scopes),
+            )
+        raise Unauthorized(
+            "Unauthorized: this server requires authentication",
+            self.challenge(scopes=self.settings.auth_required_scopes),
+        )
+
+    def challenge(self, *, error: str | None = None, scopes: t.Sequence[str] = ()) -> str:
+        """A ``WWW-Authenticate`` value pointing at this server's metadata."""
+        return self.backend.challenge(resource_metadata=self.metadata_url(), scopes=scopes, error=error)
+
+    def resource_url(self) -> str:
+        """This server's resource identifier: ``MCP_AUTH_RESOURCE``, or the endpoint's absolute URL."""
+        configured = self.settings.auth_resource
+        if configured:
+            return configured
+        return request.host_url.rstrip("/") + request.script_root + self.mcp_path.rstrip("/")
+
+    def metadata_url(self) -> str:
+        """Absolute URL of the Protected Resource Metadata for :meth:`resource_url` (path inserted)."""
+        parts = urlsplit(self.resource_url())
+        return f"{parts.scheme}://{parts.netloc}{METADATA_PATH}{parts.path.rstrip('/')}"
+
+    def metadata(self) -> dict[str, t.Any]:
+        """The RFC 9728 document."""
+        document: dict[str, t.Any] = {"resource": self.resource_url()}
+        if self.settings.auth_authorization_servers:
+            document["authorization_servers"] = list(self.settings.auth_authorization_servers)
+        if self.settings.auth_scopes_supported:
+            document["scopes_supported"] = list(self.settings.auth_scopes_supported)
+        document["bearer_methods_supported"] = ["header"]
+        return self.backend.metadata(document)
+
+
+def current_gate() -> AuthGate:
+    """The gate of the current app.
+
+    :raises RuntimeError: the app has no auth backend.
+    """
+    gate: AuthGate | None = current_app.extensions["mcp"].auth
+    if gate is None:
+        raise RuntimeError("no authentication backend is configured on this app")
+    return gate
+
+
+def error_status(error: t.Any, gate: AuthGate | None) -> tuple[int, dict[str, str]] | None:
+    """Status and headers for a JSON-RPC error object the core returned, or ``None`` to keep 200.
+
+    ``PERMISSION_DENIED`` is a 403 with an ``insufficient_scope`` challenge
+    naming ``data.requiredScopes``; ``RATE_LIMITED`` is a 429 with
+    ``Retry-After`` (``data.retryAfter`` rounded up to whole seconds).
+    """
+    if not isinstance(error, dict):
+        return None
+    code, data = error.get("code"), error.get("data")
+    data = data if isinstance(data, dict) else {}
+    if code == PERMISSION_DENIED:
+        required = data.get("requiredScopes")
+        scopes = [str(scope) for scope in required] if isinstance(required, list) else []
+        if gate is not None:
+            challenge = gate.challenge(error="insufficient_scope", scopes=scopes)
+        else:
+            challenge = 'Bearer error="insufficient_scope"' + (f', scope="{" ".join(scopes)}"' if scopes else "")
+        return 403, {"WWW-Authenticate": challenge}
+    if code == RATE_LIMITED:
+        retry = data.get("retryAfter")
+        headers = {}
+        if isinstance(retry, (int, float)) and not isinstance(retry, bool) and math.isfinite(retry):
+            headers["Retry-After"] = str(max(0, math.ceil(retry)))
+        return 429, headers
+    return None
+
+
+def metadata_view() -> Response:
+    """``GET /.well-known/oauth-protected-resource[/<endpoint path>]``."""
+    if request.method not in ("GET", "HEAD", "OPTIONS"):
+        body = jsonrpc.encode({"error": f"Method Not Allowed: {request.method}"})
+        return Response(body, status=405, headers={"Allow": "GET, HEAD, OPTIONS"}, content_type="application/json")
+    # Public by design, and read by browser-based clients from other origins.
+    headers = {"Access-Control-Allow-Origin": "*"}
+    if request.method == "OPTIONS":
+        return Response(status=204, headers={**headers, "Allow": "GET, HEAD, OPTIONS"})
+    return Response(jsonrpc.encode(current_gate().metadata()), headers=headers, content_type="application/json")
+
+
+def register_metadata_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
+    """Serve the metadata at the well-known URL and at its variant for *mcp_path*."""
+    gate: AuthGate = app.extensions["mcp"].auth
+    gate.mcp_path = mcp_path
+    paths = {METADATA_PATH: "oauth_protected_resource"}
+    if mcp_path.strip("/"):
+        paths[METADATA_PATH + "/" + mcp_path.strip("/")] = "oauth_protected_resource_path"
+    taken = {rule.rule for rule in app.url_map.iter_rules()}
+    for path, name in paths.items():
+        if path in taken:
+            continue  # the app serves its own document there
+        endpoint = f"{endpoint_prefix}.{name}"
+        app.url_map.add(app.url_rule_class(path, endpoint=endpoint, methods=None))
+        app.view_functions[endpoint] = metadata_view

@@ -1,0 +1,158 @@
+"""JWT access tokens verified locally with PyJWT (the ``jwt`` extra).
+
+Keys come from configuration only: a PEM key, a JWK, or a JWKS document
+given as a dict or a JSON file. Nothing is fetched over the network.
+"""
+
+from __future__ import annotations
+
+import json
+import typing as t
+from pathlib import Path
+
+from ..principal import Principal
+from .base import AuthBackend, bearer_token, parse_scopes
+
+if t.TYPE_CHECKING:
+    from flask import Request
+
+__all__ = ["DEFAULT_ALGORITHMS", "JWTBackend"]
+
+#: Asymmetric algorithms accepted unless told otherwise.
+DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+
+Key = t.Union[str, bytes, t.Mapping[str, t.Any]]
+
+
+class JWTBackend(AuthBackend):
+    """Verify ``Authorization: Bearer <JWT>`` access tokens.
+
+    ::
+
+        JWTBackend(issuer="https://auth.example.com", jwks="jwks.json")
+
+    A token is accepted when its signature verifies with a configured key,
+    its ``alg`` is in *algorithms*, ``iss`` is *issuer*, ``aud`` contains the
+    audience (this server's resource URL unless given, as RFC 8707 resource
+    indicators make the authorization server write it), and ``exp`` has not
+    passed (give or take *leeway*). The principal's subject is ``sub``; its
+    scopes come from ``scope`` (space separated) or ``scp`` (a list).
+
+    :param issuer: the expected ``iss``.
+    :param audience: the expected ``aud``; ``None`` means the resource URL
+        (``MCP_AUTH_RESOURCE``, or the endpoint's absolute URL).
+    :param key: a public key as PEM text, or a JWK dict.
+    :param jwks: a JWKS document (``{"keys": [...]}``) or the path of a JSON
+        file holding one; the token's ``kid`` picks the key.
+    :param secret: a shared secret, which enables HS256/384/512; those are
+        refused otherwise, since a public key must never be used as an HMAC secret.
+    :param algorithms: the allowlist; ``none`` is always refused.
+    :param leeway: seconds of clock skew tolerated on ``exp``, ``nbf`` and ``iat``.
+    :raises ValueError: no key, ``none`` in the allowlist, or HS* without *secret*.
+    :raises ImportError: PyJWT is not installed (``pip install flask-mcp[jwt]``).
+    """
+
+    def __init__(
+        self,
+        *,
+        issuer: str | None,
+        audience: str | t.Sequence[str] | None = None,
+        key: Key | None = None,
+        jwks: t.Mapping[str, t.Any] | str | Path | None = None,
+        secret: str | bytes | None = None,
+        algorithms: t.Sequence[str] | None = None,
+        leeway: float = 0,
+    ) -> None:
+        try:
+            import jwt  # noqa: F401  (checked here, so a missing extra fails at setup, not per request)
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("JWTBackend needs PyJWT: pip install 'flask-mcp[jwt]'") from exc
+        if algorithms is None:
+            algorithms = (*DEFAULT_ALGORITHMS, "HS256", "HS384", "HS512") if secret is not None else DEFAULT_ALGORITHMS
+        algorithms = tuple(algorithms)
+        if any(alg.lower() == "none" for alg in algorithms):
+            raise ValueError('the "none" algorithm can never be allowed')
+        if secret is None and any(alg.upper().startswith("HS") for alg in algorithms):
+            raise ValueError("HS* algorithms need an explicit shared secret (secret=...)")
+        if key is None and jwks is None and secret is None:
+            raise ValueError("JWTBackend needs a key, a JWKS document or a shared secret")
+        self.issuer = issuer
+        self.audience = audience
+        self.algorithms = algorithms
+        self.leeway = leeway
+        self._secret = secret
+        self._key = _load_key(key) if key is not None else None
+        self._jwks = _load_jwks(jwks) if jwks is not None else None
+
+    def authenticate(self, request: Request) -> Principal | None:
+        """The principal of a valid token, ``None`` for a missing or invalid one."""
+        token = bearer_token(request)
+        if token is None:
+            return None
+        import jwt
+
+        try:
+            header = jwt.get_unverified_header(token)
+            algorithm = header.get("alg")
+            if algorithm not in self.algorithms:
+                return None
+            key = self._key_for(algorithm, header.get("kid"))
+            if key is None:
+                return None
+            claims = jwt.decode(
+                token,
+                key=key,
+                algorithms=[algorithm],
+                audience=self.audience if self.audience is not None else _resource_url(),
+                issuer=self.issuer,
+                leeway=self.leeway,
+                options={"require": ["exp", "sub"] + (["iss"] if self.issuer is not None else [])},
+            )
+            scopes = parse_scopes(claims["scope"] if claims.get("scope") is not None else claims.get("scp"))
+        except (jwt.PyJWTError, ValueError, TypeError, KeyError):
+            return None
+        return Principal(
+            subject=str(claims["sub"]),
+            scopes=scopes,
+            claims=claims,
+            expires_at=float(claims["exp"]),
+        )
+
+    def _key_for(self, algorithm: str, kid: t.Any) -> t.Any:
+        if algorithm.upper().startswith("HS"):
+            return self._secret
+        if self._jwks is not None:
+            if kid is not None:
+                return self._jwks.get(kid)
+            # No kid: only an unambiguous one-key set can tell which key.
+            return next(iter(self._jwks.values())) if len(self._jwks) == 1 else None
+        return self._key
+
+
+def _resource_url() -> str:
+    from .gate import current_gate
+
+    return current_gate().resource_url()
+
+
+def _load_key(key: Key) -> t.Any:
+    import jwt
+
+    if isinstance(key, t.Mapping):
+        return jwt.PyJWK(dict(key)).key
+    return key
+
+
+def _load_jwks(jwks: t.Mapping[str, t.Any] | str | Path) -> dict[str | None, t.Any]:
+    import jwt
+
+    document = jwks if isinstance(jwks, t.Mapping) else json.loads(Path(jwks).read_text())
+    keys = document.get("keys")
+    if not isinstance(keys, list) or not keys:
+        raise ValueError('a JWKS document is {"keys": [...]} with at least one key')
+    found: dict[str | None, t.Any] = {}
+    for jwk in keys:
+        if jwk.get("use", "sig") != "sig":
+            continue
+        found[jwk.get("kid")] = jwt.PyJWK(jwk).key
+    return found

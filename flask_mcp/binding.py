@@ -1,0 +1,163 @@
+"""From a tool call's ``arguments`` to the keyword arguments of its function.
+
+The steps, decided once at registration by an :class:`ArgumentBinder`:
+
+1. validate the arguments with the input schema, handling names it does not
+   declare by the tool's :class:`~flask_mcp.policies.UnknownArguments` policy;
+2. build the keyword pool: the validated arguments spread out (or bundled
+   as ``data``), merged with what the tool's ``kwargs`` provider returns (who
+   wins on a clash is the tool's :class:`~flask_mcp.policies.KwargsPrecedence`);
+3. add the server's seeds (``data``, ``user``, ``request``, the
+   :class:`~flask_mcp.Context`), which client arguments can never replace;
+4. keep what the function accepts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import typing as t
+
+import marshmallow as ma
+
+from .components import validate_json_schema
+from .policies import ArgumentBinding, KwargsPrecedence, UnknownArguments
+
+if t.TYPE_CHECKING:
+    from .server import Call
+    from .tool_policy import KwargsProvider
+
+__all__ = ["RESERVED_NAMES", "ArgumentBinder", "accepted_parameters"]
+
+#: Names the server fills: never arguments a client can set.
+RESERVED_NAMES = frozenset({"request", "user", "data", "context"})
+
+_MARSHMALLOW_UNKNOWN = {
+    UnknownArguments.REJECT: ma.RAISE,
+    UnknownArguments.PASSTHROUGH: ma.INCLUDE,
+    UnknownArguments.IGNORE: ma.EXCLUDE,
+}
+_UNKNOWN_MESSAGE = "Unknown argument."
+
+
+def accepted_parameters(func: t.Callable[..., t.Any]) -> frozenset[str] | None:
+    """Names *func* takes as keywords; ``None`` when it has ``**kwargs`` (takes any)."""
+    params = inspect.signature(func).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def unknown_policy_of(schema: ma.Schema | dict[str, t.Any]) -> UnknownArguments:
+    """The policy a schema implies on its own (marshmallow ``unknown``, or ``additionalProperties``)."""
+    if isinstance(schema, dict):
+        return UnknownArguments.REJECT if schema.get("additionalProperties") is False else UnknownArguments.PASSTHROUGH
+    return {ma.RAISE: UnknownArguments.REJECT, ma.INCLUDE: UnknownArguments.PASSTHROUGH}.get(
+        schema.unknown, UnknownArguments.IGNORE
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class ArgumentBinder:
+    """Validates a tool's arguments and builds its keyword arguments."""
+
+    schema: ma.Schema | dict[str, t.Any]
+    binding: ArgumentBinding
+    unknown: UnknownArguments
+    #: Parameters the function accepts; ``None`` for ``**kwargs``.
+    accepts: frozenset[str] | None
+    context_param: str | None = None
+    provider: KwargsProvider | None = None
+    precedence: KwargsPrecedence = KwargsPrecedence.PROVIDER
+
+    @functools.cached_property
+    def declared(self) -> frozenset[str]:
+        """Argument names the input schema declares."""
+        if isinstance(self.schema, dict):
+            return frozenset(self.schema.get("properties") or ())
+        return frozenset(field.data_key or name for name, field in self.schema.load_fields.items())
+
+    def validate(self, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
+        """Validate *arguments* by the schema and the unknown-argument policy.
+
+        :raises marshmallow.ValidationError: naming each offending field;
+            unknown names (under ``reject``) are listed sorted, first.
+        """
+        unknown = sorted(set(arguments) - self.declared)
+        if isinstance(self.schema, dict):
+            known = {k: v for k, v in arguments.items() if k in self.declared} if unknown else arguments
+            if unknown and self.unknown is UnknownArguments.REJECT:
+                raise self._unknown_error(unknown, self._json_schema_errors(known))
+            data = validate_json_schema(self.schema, dict(known))
+        else:
+            try:
+                data = self.schema.load(arguments, unknown=ma.EXCLUDE if unknown else ma.RAISE)
+            except ma.ValidationError as exc:
+                if unknown and self.unknown is UnknownArguments.REJECT:
+                    raise self._unknown_error(unknown, exc.messages) from None
+                raise
+            if unknown and self.unknown is UnknownArguments.REJECT:
+                raise self._unknown_error(unknown, {})
+        if unknown and self.unknown is UnknownArguments.PASSTHROUGH:
+            extra = {name: arguments[name] for name in unknown if name not in RESERVED_NAMES}
+            if isinstance(data, dict):
+                data = {**data, **extra}
+        return data
+
+    def _json_schema_errors(self, arguments: dict[str, t.Any]) -> t.Any:
+        try:
+            validate_json_schema(self.schema, arguments)  # type: ignore[arg-type]
+        except ma.ValidationError as exc:
+            return exc.messages
+        return {}
+
+    @staticmethod
+    def _unknown_error(unknown: list[str], others: t.Any) -> ma.ValidationError:
+        messages: dict[str, t.Any] = {name: [_UNKNOWN_MESSAGE] for name in unknown}
+        if isinstance(others, dict):
+            messages.update(others)
+        error = ma.ValidationError(messages)
+        #: The sorted unknown names, for the one-line description.
+        error.unknown_arguments = unknown  # type: ignore[attr-defined]
+        return error
+
+    def bind(self, call: Call, data: t.Any, sent: t.Collection[str] = ()) -> dict[str, t.Any]:
+        """The keyword arguments of the function for validated *data*.
+
+        :param sent: the argument names the caller gave; under the ``caller``
+            precedence only those beat the provider, not the schema's defaults.
+        """
+        if self.binding is ArgumentBinding.BUNDLE:
+            pool: dict[str, t.Any] = {}
+        else:
+            pool = {k: v for k, v in data.items() if k not in RESERVED_NAMES} if isinstance(data, dict) else {}
+        context = None
+        if self.provider is not None:
+            context = call.context()
+            extra = dict(self.provider(context))
+            if self.precedence is KwargsPrecedence.PROVIDER:
+                pool = {**pool, **extra}
+            else:
+                pool = {**pool, **extra, **{name: pool[name] for name in sent if name in pool}}
+        accepts = self.accepts
+        # The seeds: the server's, whatever the client or the provider sent.
+        for name in RESERVED_NAMES:
+            pool.pop(name, None)
+        if accepts is None or "data" in accepts:
+            pool["data"] = data
+        if self.context_param is not None or (accepts is not None and "context" in accepts):
+            context = context or call.context()
+            pool[self.context_param or "context"] = context
+            if accepts is not None and "context" in accepts:
+                pool["context"] = context
+        if accepts is not None:
+            if "user" in accepts:
+                principal = call.principal
+                pool["user"] = principal.user if principal is not None and principal.user is not None else principal
+            if "request" in accepts:
+                pool["request"] = call.server.current_request()
+            return {name: value for name, value in pool.items() if name in accepts}
+        if self.binding is ArgumentBinding.SPREAD:
+            pool.pop("data", None)  # **kwargs takes the arguments, not the bundle
+        return pool

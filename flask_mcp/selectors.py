@@ -1,0 +1,466 @@
+"""List and retrieve tools: read-only tools shaped by their item schema.
+
+A *list tool* returns a collection (a sequence of dicts or objects, or a
+SQLAlchemy ``Select`` / legacy ``Query``) and a pipeline filters, orders and
+pages it with arguments of its own (the filter fields, ``ordering``, ``page``
+and ``limit``) before the items are dumped through the item schema. A
+*retrieve tool* returns one object, or ``None`` for "not found".
+
+The pipeline lives in a wrapper around the decorated function: the wrapper's
+signature and input schema hold the function's own arguments plus the
+pipeline's, it passes only the function's own ones on, and it hands
+:func:`~flask_mcp.registration.build_tool` a value already shaped like the
+advertised output schema, so the tool is an ordinary :class:`~flask_mcp.components.Tool`.
+
+SQLAlchemy is optional: it is never imported here unless the application has
+imported it already (a value cannot be a ``Select`` otherwise).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import math
+import sys
+import typing as t
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from .binding import RESERVED_NAMES
+from .components import SchemaLike, Tool, as_schema, is_json_schema
+from .errors import NotFoundError, ToolError
+from .hints import context_parameter, schema_from_signature
+from .json_schema import schema_to_json_schema
+from .registration import ToolOptions, build_tool
+
+if t.TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+__all__ = [
+    "PIPELINE_KEYS",
+    "ListToolOptions",
+    "RetrieveToolOptions",
+    "SessionSource",
+    "build_list_tool",
+    "build_retrieve_tool",
+]
+
+#: The arguments a list tool's pipeline adds (besides its filter fields).
+PIPELINE_KEYS = ("ordering", "page", "limit")
+
+#: A SQLAlchemy session, or a callable returning one (Flask-SQLAlchemy's ``db.session`` is one).
+SessionSource = t.Union["Session", t.Callable[[], "Session"]]
+
+
+class ListToolOptions(ToolOptions, total=False):
+    """Keyword arguments of :meth:`flask_mcp.MCP.list_tool`.
+
+    Those of :class:`~flask_mcp.registration.ToolOptions` (except
+    ``output_schema``, which comes from the item schema) and these.
+    """
+
+    #: Schema each item is dumped through (objects and dicts both work).
+    item_schema: t.Required[SchemaLike]
+    #: Item schema fields offered as optional equality filters.
+    filter_fields: t.Sequence[str]
+    #: Item schema fields the ``ordering`` argument may name (``-field`` for descending).
+    ordering_fields: t.Sequence[str]
+    #: Add ``page`` and ``limit`` and answer with a page envelope.
+    paginate: bool
+    #: Largest page; a bigger ``limit`` is clamped to it.
+    max_limit: int
+    #: Page size when the caller gives no ``limit``.
+    default_limit: int
+    #: Session that runs a returned ``Select``.
+    session: SessionSource | None
+
+
+class RetrieveToolOptions(ToolOptions, total=False):
+    """Keyword arguments of :meth:`flask_mcp.MCP.retrieve_tool`.
+
+    Those of :class:`~flask_mcp.registration.ToolOptions` (except
+    ``output_schema``, which comes from the item schema) and these.
+    """
+
+    #: Schema the object is dumped through.
+    item_schema: t.Required[SchemaLike]
+    #: Answer ``None`` with a successful ``{"result": null}`` instead of a not-found error.
+    allow_none: bool
+    #: Session that runs a returned ``Select``.
+    session: SessionSource | None
+
+
+_LIST_KEYS = frozenset(ListToolOptions.__annotations__) - frozenset(ToolOptions.__annotations__)
+_RETRIEVE_KEYS = frozenset(RetrieveToolOptions.__annotations__) - frozenset(ToolOptions.__annotations__)
+
+
+def _split(options: t.Mapping[str, t.Any], own: frozenset[str], kind: str) -> tuple[dict[str, t.Any], ToolOptions]:
+    if "output_schema" in options:
+        raise TypeError(f"{kind} tools build their output schema from item_schema; output_schema cannot be given")
+    if "item_schema" not in options:
+        raise TypeError(f"{kind} tools need an item_schema")
+    mine = {key: value for key, value in options.items() if key in own}
+    rest = {key: value for key, value in options.items() if key not in own}
+    return mine, t.cast(ToolOptions, rest)
+
+
+# -- reading items -----------------------------------------------------
+
+
+def _get(item: t.Any, attribute: str) -> t.Any:
+    if isinstance(item, t.Mapping):
+        return item.get(attribute)
+    return getattr(item, attribute, None)
+
+
+def _sql_kind(value: t.Any) -> str | None:
+    """``"select"``, ``"query"`` or ``None``; imports nothing unless SQLAlchemy is loaded."""
+    if "sqlalchemy" not in sys.modules:
+        return None
+    from sqlalchemy.orm import Query
+    from sqlalchemy.sql import Select
+
+    if isinstance(value, Select):
+        return "select"
+    if isinstance(value, Query):
+        return "query"
+    return None
+
+
+def _single_entity(stmt: t.Any) -> bool:
+    # select(User) yields User objects through scalars(); anything else
+    # (columns, several entities) yields rows, dumped by key from their mapping.
+    descriptions = stmt.column_descriptions
+    return (
+        len(descriptions) == 1
+        and descriptions[0]["entity"] is not None
+        and descriptions[0]["expr"] is descriptions[0]["entity"]
+    )
+
+
+def _column(stmt: t.Any, attribute: str) -> t.Any:
+    """The column of a ``Select``/``Query`` that *attribute* names: an entity's attribute, else a selected column."""
+    for description in stmt.column_descriptions:
+        entity = description["entity"]
+        if entity is not None and description["expr"] is entity and hasattr(entity, attribute):
+            return getattr(entity, attribute)
+    columns = stmt.selected_columns if hasattr(stmt, "selected_columns") else stmt.statement.selected_columns
+    if attribute not in columns:
+        raise LookupError(f"the query selects nothing named {attribute!r}")
+    return columns[attribute]
+
+
+class _Sessions:
+    """Resolves the configured session source when a ``Select`` has to run."""
+
+    def __init__(self, source: SessionSource | None, tool: str) -> None:
+        self.source = source
+        self.tool = tool
+
+    def get(self) -> Session:
+        if self.source is None:
+            raise ToolError(f"tool {self.tool!r} returned a SQLAlchemy Select but has no session= to run it")
+        # A Session is not callable; a factory, a scoped_session or db.session is.
+        return self.source() if callable(self.source) else self.source
+
+    def query(self, query: t.Any) -> t.Any:
+        """A legacy ``Query`` runs on its own session, or on the configured one when it has none."""
+        return query if query.session is not None or self.source is None else query.with_session(self.get())
+
+    def rows(self, stmt: t.Any, first: bool = False) -> t.Any:
+        session = self.get()
+        result = session.scalars(stmt) if _single_entity(stmt) else session.execute(stmt).mappings()
+        return result.first() if first else result.all()
+
+
+# -- the list pipeline -------------------------------------------------
+
+
+class _ListPipeline:
+    """Filter, order and page what a list tool's function returned."""
+
+    def __init__(self, item: ma.Schema, tool: str, options: dict[str, t.Any]) -> None:
+        self.tool = tool
+        self.paginate: bool = options.get("paginate", False)
+        self.max_limit: int = options.get("max_limit", 100)
+        self.default_limit: int = options.get("default_limit", 20)
+        if not 1 <= self.default_limit <= self.max_limit:
+            raise ValueError(f"list tool {tool!r}: need 1 <= default_limit <= max_limit")
+        self.sessions = _Sessions(options.get("session"), tool)
+        declared = type(item)._declared_fields
+        attributes = {name: field.attribute or name for name, field in declared.items()}
+
+        def known(names: t.Sequence[str], what: str) -> list[str]:
+            unknown = [name for name in names if name not in declared]
+            if unknown:
+                raise ValueError(f"list tool {tool!r}: {what} not in the item schema: {', '.join(unknown)}")
+            return list(names)
+
+        #: Filter argument (an item schema field name) -> attribute compared.
+        self.filters = {name: attributes[name] for name in known(options.get("filter_fields", ()), "filter_fields")}
+        #: ``ordering`` choice -> (attribute, descending).
+        self.orderings: dict[str, tuple[str, bool]] = {}
+        for name in known(options.get("ordering_fields", ()), "ordering_fields"):
+            self.orderings[name] = (attributes[name], False)
+            self.orderings[f"-{name}"] = (attributes[name], True)
+        self.fields: dict[str, fields.Field[t.Any]] = {
+            name: _filter_field(declared[name], name) for name in self.filters
+        }
+        if self.orderings:
+            self.fields["ordering"] = fields.String(
+                validate=validate.OneOf(list(self.orderings)),
+                metadata={"description": "Sort by this field; a leading '-' sorts in descending order."},
+            )
+        if self.paginate:
+            self.fields["page"] = fields.Integer(
+                strict=True,
+                load_default=1,
+                validate=validate.Range(min=1),
+                metadata={"description": "Page number, from 1."},
+            )
+            self.fields["limit"] = fields.Integer(
+                strict=True,
+                load_default=self.default_limit,
+                validate=validate.Range(min=1),
+                metadata={
+                    "description": f"Items per page; values above {self.max_limit} are clamped to {self.max_limit}."
+                },
+            )
+
+    def run(self, value: t.Any, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
+        filters = {self.filters[name]: arguments[name] for name in self.filters if name in arguments}
+        ordering = self.orderings.get(arguments.get("ordering") or "")
+        page = arguments.get("page", 1)
+        limit = min(arguments.get("limit", self.default_limit), self.max_limit)
+        kind = _sql_kind(value)
+        if kind == "select":
+            items, total = self._select(value, filters, ordering, page, limit)
+        elif kind == "query":
+            items, total = self._query(self.sessions.query(value), filters, ordering, page, limit)
+        else:
+            items, total = self._sequence(value, filters, ordering, page, limit)
+        if not self.paginate:
+            return {"result": items}
+        # An empty collection is one empty page, so "page 1 of totalPages" always holds.
+        total_pages = max(1, math.ceil(total / limit))
+        return {"items": items, "page": page, "totalPages": total_pages, "hasNext": page < total_pages}
+
+    def _sequence(
+        self, value: t.Any, filters: dict[str, t.Any], ordering: tuple[str, bool] | None, page: int, limit: int
+    ) -> tuple[list[t.Any], int]:
+        if isinstance(value, (str, bytes, t.Mapping)) or not isinstance(value, t.Iterable):
+            raise TypeError(f"list tool {self.tool!r} must return a collection, not {type(value).__name__}")
+        items = [item for item in value if all(_get(item, key) == wanted for key, wanted in filters.items())]
+        if ordering is not None:
+            key, descending = ordering
+            # None sorts last either way: it has no order with other values.
+            present = sorted(
+                (i for i in items if _get(i, key) is not None), key=lambda i: _get(i, key), reverse=descending
+            )
+            items = present + [i for i in items if _get(i, key) is None]
+        if self.paginate:
+            return items[(page - 1) * limit : page * limit], len(items)
+        return items, len(items)
+
+    def _select(
+        self, stmt: t.Any, filters: dict[str, t.Any], ordering: tuple[str, bool] | None, page: int, limit: int
+    ) -> tuple[list[t.Any], int]:
+        import sqlalchemy as sa
+
+        for key, wanted in filters.items():
+            stmt = stmt.where(_column(stmt, key) == wanted)
+        if ordering is not None:
+            column = _column(stmt, ordering[0])
+            stmt = stmt.order_by(column.desc() if ordering[1] else column.asc())
+        if not self.paginate:
+            return list(self.sessions.rows(stmt)), 0
+        total = self.sessions.get().scalar(sa.select(sa.func.count()).select_from(stmt.subquery())) or 0
+        return list(self.sessions.rows(stmt.limit(limit).offset((page - 1) * limit))), total
+
+    def _query(
+        self, query: t.Any, filters: dict[str, t.Any], ordering: tuple[str, bool] | None, page: int, limit: int
+    ) -> tuple[list[t.Any], int]:
+        if filters:
+            query = query.filter_by(**filters)
+        if ordering is not None:
+            column = _column(query, ordering[0])
+            query = query.order_by(column.desc() if ordering[1] else column.asc())
+        if not self.paginate:
+            return list(query.all()), 0
+        return list(query.limit(limit).offset((page - 1) * limit).all()), query.count()
+
+
+def _filter_field(declared: fields.Field[t.Any], name: str) -> fields.Field[t.Any]:
+    """An optional argument typed like the item schema's field (same type, validators and ``data_key``)."""
+    field = copy.deepcopy(declared)
+    field.required = False
+    field.load_default = ma.missing
+    field.dump_only = field.load_only = False
+    # Loaded under its own name, which the pipeline looks for; the item's attribute is kept apart.
+    field.attribute = None
+    field.metadata = {**field.metadata, "description": f"Only items whose {name} equals this value."}
+    return field
+
+
+# -- wrapping the function ----------------------------------------------
+
+
+def _wire_names(schema: ma.Schema) -> set[str]:
+    return {field.data_key or name for name, field in schema.fields.items()} | {
+        field.attribute or name for name, field in schema.fields.items()
+    }
+
+
+def _arguments(
+    func: t.Callable[..., t.Any], name: str, options: ToolOptions, pipeline: dict[str, fields.Field[t.Any]]
+) -> tuple[ma.Schema | dict[str, t.Any], ma.Schema | None]:
+    """The tool's input schema (own arguments plus the pipeline's), and the schema loading
+    the pipeline's arguments when the input schema is raw JSON Schema that only validates."""
+    given = options.get("input_schema")
+    pipeline_schema = ma.Schema.from_dict(dict(pipeline), name=f"{name}_pipeline")()
+    if given is None:
+        # The server's seeds (request, user, data, context) are filled in, never arguments.
+        own_class: type[ma.Schema] = schema_from_signature(func, name=f"{name}_arguments", exclude=RESERVED_NAMES)
+    elif is_json_schema(given):
+        raw = dict(t.cast(t.Mapping[str, t.Any], given))
+        clash = set(raw.get("properties", {})) & _wire_names(pipeline_schema)
+        if clash:
+            raise ValueError(f"tool {name!r}: argument(s) {', '.join(sorted(clash))} clash with the pipeline's")
+        extra = schema_to_json_schema(pipeline_schema, "input")
+        raw["properties"] = {**raw.get("properties", {}), **extra["properties"]}
+        if "$defs" in extra:
+            raw["$defs"] = {**raw.get("$defs", {}), **extra["$defs"]}
+        return raw, pipeline_schema
+    elif isinstance(given, type):
+        own_class = given
+    elif isinstance(given, ma.Schema):
+        own_class = type(given)
+    else:
+        own_class = type(as_schema(given, f"{name}_arguments"))
+    own = own_class()
+    params = set(inspect.signature(func).parameters) - {context_parameter(func), *RESERVED_NAMES}
+    clash = (_wire_names(own) | params) & _wire_names(pipeline_schema)
+    if clash:
+        raise ValueError(
+            f"tool {name!r}: argument(s) {', '.join(sorted(clash))} clash with the pipeline's reserved keys "
+            "(ordering, page, limit and the filter fields)"
+        )
+    # A subclass keeps the own schema's hooks and Meta options.
+    return own_class.from_dict(dict(pipeline), name=f"{name}_arguments")(), None
+
+
+def _wrap(
+    func: t.Callable[..., t.Any],
+    pipeline: dict[str, fields.Field[t.Any]],
+    loader: ma.Schema | None,
+    shape: t.Callable[[t.Any, dict[str, t.Any]], t.Any],
+) -> t.Callable[..., t.Any]:
+    """A function taking the function's own arguments plus the pipeline's, calling *func* with its own."""
+
+    # Raw JSON Schema leaves the arguments under their wire names (data_key), unloaded.
+    keys = [(field.data_key or key) if loader is not None else key for key, field in pipeline.items()]
+
+    def split(kwargs: dict[str, t.Any]) -> tuple[dict[str, t.Any], dict[str, t.Any]]:
+        taken = {key: kwargs.pop(key) for key in keys if key in kwargs}
+        return kwargs, loader.load(taken) if loader is not None else taken
+
+    wrapper: t.Callable[..., t.Any]
+    if inspect.iscoroutinefunction(func):
+
+        async def wrapper(**kwargs: t.Any) -> t.Any:
+            own, taken = split(kwargs)
+            return shape(await func(**own), taken)
+
+    else:
+
+        def wrapper(**kwargs: t.Any) -> t.Any:
+            own, taken = split(kwargs)
+            return shape(func(**own), taken)
+
+    functools.update_wrapper(wrapper, func)
+    # The signature and hints others inspect (Context injection, argument
+    # binding) are the function's own plus the pipeline's keyword-only ones.
+    signature = inspect.signature(func)
+    params = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    extra = [inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=None) for key in pipeline]
+    variadic = [p for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD]
+    wrapper.__signature__ = signature.replace(parameters=[*params, *extra, *variadic])  # type: ignore[union-attr]
+    wrapper.__annotations__ = {**getattr(func, "__annotations__", {}), **{key: t.Any for key in pipeline}}
+    return wrapper
+
+
+# -- builders -----------------------------------------------------------
+
+
+def build_list_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ListToolOptions]) -> Tool:
+    """Build the :class:`~flask_mcp.components.Tool` of :meth:`flask_mcp.MCP.list_tool`.
+
+    :raises ValueError: a filter or ordering field the item schema lacks, or
+        an argument of the function named like a pipeline key.
+    """
+    mine, tool_options = _split(options, _LIST_KEYS, "list")
+    name = tool_options.get("name") or func.__name__
+    if tool_options.get("argument_binding") == "bundle":  # a str enum equals its value
+        # The pipeline takes its keys out of the spread arguments; a bundle would hide them.
+        raise ValueError(f"list tool {name!r}: argument_binding='bundle' is not supported, the arguments are spread")
+    item = as_schema(mine["item_schema"], f"{name}_item")
+    pipeline = _ListPipeline(item, name, mine)
+    input_schema, loader = _arguments(func, name, tool_options, pipeline.fields)
+    items = fields.List(fields.Nested(item), required=True)
+    if pipeline.paginate:
+        envelope: dict[str, fields.Field[t.Any]] = {
+            "items": items,
+            "page": fields.Integer(required=True),
+            "totalPages": fields.Integer(required=True),
+            "hasNext": fields.Boolean(required=True),
+        }
+    else:
+        # MCP wants an object as structuredContent: the list goes under "result".
+        envelope = {"result": items}
+    output = ma.Schema.from_dict(envelope, name=f"{name}_page" if pipeline.paginate else f"{name}_result")
+    wrapper = _wrap(func, pipeline.fields, loader, pipeline.run)
+    tool_options["input_schema"] = input_schema
+    tool_options["output_schema"] = output
+    return build_tool(wrapper, **tool_options)
+
+
+def build_retrieve_tool(func: t.Callable[..., t.Any], **options: t.Unpack[RetrieveToolOptions]) -> Tool:
+    """Build the :class:`~flask_mcp.components.Tool` of :meth:`flask_mcp.MCP.retrieve_tool`.
+
+    :raises TypeError: list-only keywords (``filter_fields``, ``ordering_fields``,
+        ``paginate``, ...), which make no sense for one object.
+    """
+    list_only = set(options) & (_LIST_KEYS - _RETRIEVE_KEYS)
+    if list_only:
+        raise TypeError(
+            f"retrieve tools return one object: {', '.join(sorted(list_only))} only apply to list tools (MCP.list_tool)"
+        )
+    mine, tool_options = _split(options, _RETRIEVE_KEYS, "retrieve")
+    name = tool_options.get("name") or func.__name__
+    item = as_schema(mine["item_schema"], f"{name}_item")
+    allow_none = bool(mine.get("allow_none", False))
+    sessions = _Sessions(mine.get("session"), name)
+
+    def shape(value: t.Any, arguments: dict[str, t.Any]) -> t.Any:
+        kind = _sql_kind(value)
+        if kind == "select":
+            value = sessions.rows(value, first=True)
+        elif kind == "query":
+            value = sessions.query(value).first()
+        if allow_none:
+            return {"result": value}
+        if value is None:
+            raise NotFoundError(f"{name}: not found")
+        return value
+
+    output: ma.Schema | type[ma.Schema] = item
+    if allow_none:
+        output = ma.Schema.from_dict(
+            {"result": fields.Nested(item, allow_none=True, required=True)}, name=f"{name}_result"
+        )
+    # No pipeline arguments: the input schema is the function's own, derived by build_tool as for any tool.
+    wrapper = _wrap(func, {}, None, shape)
+    tool_options["output_schema"] = output
+    return build_tool(wrapper, **tool_options)

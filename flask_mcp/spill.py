@@ -1,0 +1,64 @@
+"""Oversized tool results kept for a while and read back as resources.
+
+A tool registered with ``max_result_bytes`` and ``spill_to_resource=True``
+answers an oversized call with a ``resource_link`` instead of the result;
+the full text waits in the cache until the client reads it with
+``resources/read`` or its time is up. The link's token is 32 random bytes,
+and a link made in a session can only be read in that session.
+"""
+
+from __future__ import annotations
+
+import secrets
+import typing as t
+
+__all__ = ["SPILL_URI_PREFIX", "CacheResultStore", "ResultStore", "spill_uri", "spill_token"]
+
+#: URIs of spilled results; ``resources/read`` serves them from the store.
+SPILL_URI_PREFIX = "mcp-result://"
+
+_KEY = "spill:"
+
+
+class ResultStore(t.Protocol):
+    """Where spilled results wait to be read."""
+
+    def put(self, text: str, mime_type: str, ttl: int, owner: str | None) -> str:
+        """Keep *text* for *ttl* seconds and return its token."""
+        ...
+
+    def get(self, token: str, owner: str | None) -> tuple[str, str] | None:
+        """The text and MIME type stored under *token* for *owner*, or ``None``."""
+        ...
+
+
+class CacheResultStore:
+    """A :class:`ResultStore` in a flask-caching cache (shared by every worker on Redis)."""
+
+    def __init__(self, cache: t.Any) -> None:
+        self.cache = cache
+
+    def put(self, text: str, mime_type: str, ttl: int, owner: str | None) -> str:
+        """Store under a fresh random token; ``cache.add`` never overwrites another result."""
+        for _ in range(3):
+            token = secrets.token_urlsafe(32)
+            if self.cache.add(_KEY + token, {"text": text, "mime": mime_type, "owner": owner}, timeout=ttl):
+                return token
+        raise RuntimeError("could not store a spilled tool result; is the cache reachable?")
+
+    def get(self, token: str, owner: str | None) -> tuple[str, str] | None:
+        """The stored result, unless it expired or belongs to another session."""
+        record = self.cache.get(_KEY + token)
+        if not isinstance(record, dict) or record.get("owner") != owner:
+            return None
+        return record["text"], record["mime"]
+
+
+def spill_uri(token: str) -> str:
+    """The resource URI of a spilled result."""
+    return f"{SPILL_URI_PREFIX}{token}"
+
+
+def spill_token(uri: str) -> str | None:
+    """The token of a spilled-result URI, or ``None`` for any other URI."""
+    return uri[len(SPILL_URI_PREFIX) :] or None if uri.startswith(SPILL_URI_PREFIX) else None

@@ -1,0 +1,368 @@
+"""The message schemas: request params of every method, and tool results in status form."""
+
+from __future__ import annotations
+
+import json
+import typing as t
+
+import marshmallow as ma
+import pytest
+from flask import Flask
+
+from flask_mcp import MCP, ToolResult, jsonrpc
+from flask_mcp.context import LOG_LEVELS
+from flask_mcp.messages import (
+    PARAMS_SCHEMAS,
+    ErrorDetailSchema,
+    StatusResultSchema,
+    ToolCallSchema,
+    status_result,
+    status_result_to_tool_result,
+    validate_params,
+)
+from flask_mcp.methods import HANDLERS
+
+#: One valid params object per method, the smallest the specification allows.
+VALID: dict[str, dict[str, t.Any]] = {
+    "initialize": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+    "ping": {},
+    "logging/setLevel": {"level": "info"},
+    "tools/list": {},
+    "tools/call": {"name": "echo"},
+    "resources/list": {},
+    "resources/templates/list": {},
+    "resources/read": {"uri": "notes://1"},
+    "resources/subscribe": {"uri": "notes://1"},
+    "resources/unsubscribe": {"uri": "notes://1"},
+    "prompts/list": {},
+    "prompts/get": {"name": "review"},
+    "completion/complete": {"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "a", "value": ""}},
+}
+
+#: (method, params, the fields.* path expected in the messages)
+INVALID: list[tuple[str, dict[str, t.Any], tuple[str, ...]]] = [
+    ("initialize", {}, ("protocolVersion",)),
+    ("initialize", {"protocolVersion": 20251125}, ("protocolVersion",)),
+    ("initialize", {"protocolVersion": "2025-11-25", "capabilities": []}, ("capabilities",)),
+    ("initialize", {"protocolVersion": "2025-11-25", "clientInfo": {"version": "1"}}, ("clientInfo", "name")),
+    (
+        "initialize",
+        {"protocolVersion": "2025-11-25", "clientInfo": {"name": "c", "version": 1}},
+        ("clientInfo", "version"),
+    ),
+    ("logging/setLevel", {}, ("level",)),
+    ("logging/setLevel", {"level": "loud"}, ("level",)),
+    ("logging/setLevel", {"level": 3}, ("level",)),
+    ("tools/list", {"cursor": 7}, ("cursor",)),
+    ("resources/list", {"cursor": {}}, ("cursor",)),
+    ("resources/templates/list", {"cursor": True}, ("cursor",)),
+    ("prompts/list", {"cursor": ["x"]}, ("cursor",)),
+    ("tools/call", {}, ("name",)),
+    ("tools/call", {"name": None}, ("name",)),
+    ("tools/call", {"name": 5}, ("name",)),
+    ("tools/call", {"name": "echo", "arguments": [1]}, ("arguments",)),
+    ("tools/call", {"name": "echo", "arguments": "a=1"}, ("arguments",)),
+    ("resources/read", {}, ("uri",)),
+    ("resources/read", {"uri": 1}, ("uri",)),
+    ("resources/subscribe", {"uri": None}, ("uri",)),
+    ("resources/unsubscribe", {}, ("uri",)),
+    ("prompts/get", {}, ("name",)),
+    ("prompts/get", {"name": "review", "arguments": ["code"]}, ("arguments",)),
+    ("completion/complete", {"argument": {"name": "a", "value": ""}}, ("ref",)),
+    ("completion/complete", {**VALID["completion/complete"], "ref": {"type": "ref/tool"}}, ("ref", "type")),
+    ("completion/complete", {**VALID["completion/complete"], "ref": {"type": "ref/prompt"}}, ("ref", "name")),
+    ("completion/complete", {**VALID["completion/complete"], "ref": {"type": "ref/resource"}}, ("ref", "uri")),
+    ("completion/complete", {**VALID["completion/complete"], "ref": "review"}, ("ref",)),
+    ("completion/complete", {**VALID["completion/complete"], "argument": {"name": "a"}}, ("argument", "value")),
+    ("completion/complete", {**VALID["completion/complete"], "argument": {"value": 1}}, ("argument", "name")),
+    ("completion/complete", {**VALID["completion/complete"], "context": {"arguments": []}}, ("context", "arguments")),
+]
+
+
+def invalid_params(method: str, params: dict[str, t.Any]) -> jsonrpc.MCPError:
+    with pytest.raises(jsonrpc.MCPError) as info:
+        validate_params(method, params)
+    return info.value
+
+
+def dig(messages: t.Any, path: tuple[str, ...]) -> t.Any:
+    for key in path:
+        messages = messages[key]
+    return messages
+
+
+# -- request params -----------------------------------------------------------------
+
+
+def test_every_request_method_has_a_schema() -> None:
+    assert set(HANDLERS) <= set(PARAMS_SCHEMAS)
+    assert set(VALID) == set(PARAMS_SCHEMAS)
+
+
+@pytest.mark.parametrize("method", sorted(VALID))
+def test_valid_params_pass_unchanged(method: str) -> None:
+    params = VALID[method]
+    assert validate_params(method, params) is params
+
+
+@pytest.mark.parametrize("method", sorted(VALID))
+def test_meta_and_unknown_keys_are_allowed_everywhere(method: str) -> None:
+    params = {**VALID[method], "_meta": {"progressToken": 3}, "x-vendor": [1, 2]}
+    assert validate_params(method, params) is params
+
+
+@pytest.mark.parametrize("method", sorted(VALID))
+def test_meta_must_be_an_object(method: str) -> None:
+    error = invalid_params(method, {**VALID[method], "_meta": "token"})
+    assert error.data == {"fields": {"_meta": ["Not a valid mapping type."]}}
+    assert error.message == "Invalid params: _meta: Not a valid mapping type."
+
+
+@pytest.mark.parametrize(("method", "params", "path"), INVALID)
+def test_invalid_params_name_every_field(method: str, params: dict[str, t.Any], path: tuple[str, ...]) -> None:
+    error = invalid_params(method, params)
+    assert error.code == jsonrpc.INVALID_PARAMS
+    messages = dig(error.data["fields"], path)
+    assert isinstance(messages, list) and messages
+    # The one-line message names the dotted field path with its marshmallow message.
+    assert f"{'.'.join(path)}: {messages[0]}" in error.message
+    assert error.message.startswith("Invalid params: ")
+
+
+def test_all_offending_fields_are_reported_together() -> None:
+    error = invalid_params("tools/call", {"name": 1, "arguments": 2, "_meta": 3})
+    assert set(error.data["fields"]) == {"name", "arguments", "_meta"}
+    assert error.message.count(": ") == 4  # "Invalid params: " plus one per field
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("tools/call", {"name": "echo", "arguments": {"nested": {"free": [1, None]}, "any": "key"}}),
+        ("tools/call", {"name": "echo", "arguments": None, "_meta": None}),
+        ("tools/list", {"cursor": None}),
+        ("prompts/get", {"name": "review", "arguments": {"code": "x", "n": 1}}),
+        ("initialize", {"protocolVersion": "2024-11-05", "clientInfo": {"name": "old", "title": "Old", "icons": []}}),
+        (
+            "completion/complete",
+            {**VALID["completion/complete"], "ref": {"type": "ref/resource", "uri": "notes://{id}"}},
+        ),
+        ("completion/complete", {**VALID["completion/complete"], "context": {"arguments": {"code": "x"}}}),
+    ],
+)
+def test_optional_and_free_form_members(method: str, params: dict[str, t.Any]) -> None:
+    assert validate_params(method, params) is params
+
+
+@pytest.mark.parametrize("level", LOG_LEVELS)
+def test_every_rfc5424_level_is_accepted(level: str) -> None:
+    assert validate_params("logging/setLevel", {"level": level}) == {"level": level}
+
+
+def test_methods_without_schema_pass_through() -> None:
+    params = {"anything": object()}
+    assert validate_params("vendor/extension", params) is params
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"name": "echo"},
+        {"name": "echo", "arguments": {}},
+        {"name": ""},
+        {"name": "echo", "arguments": None, "_meta": {}},
+        {"name": b"echo"},
+        {"name": "echo", "arguments": {"a": 1}, "_meta": []},
+        {"name": "echo", "arguments": ()},
+        {"name": None},
+        {"name": ["echo"]},
+        {},
+    ],
+)
+def test_tools_call_fast_path_agrees_with_its_schema(params: dict[str, t.Any]) -> None:
+    """tools/call skips marshmallow when it can: the outcome and messages stay the schema's."""
+    expected = ToolCallSchema().validate(params)
+    if expected:
+        assert invalid_params("tools/call", params).data == {"fields": expected}
+    else:
+        assert validate_params("tools/call", params) is params
+
+
+# -- the seed's three models ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("details", [{"resource_id": "xyz-123"}, "see the log", None])
+def test_error_detail_accepts_object_or_string_details(details: t.Any) -> None:
+    value = {"error_type": "ResourceNotFound", "error_message": "gone", "error_details": details}
+    assert ErrorDetailSchema().load(value) == value
+
+
+@pytest.mark.parametrize(
+    ("value", "fields"),
+    [
+        ({"error_message": "gone"}, {"error_type"}),
+        ({"error_type": "X"}, {"error_message"}),
+        ({"error_type": 1, "error_message": ["gone"]}, {"error_type", "error_message"}),
+        ({"error_type": "X", "error_message": "gone", "error_details": 42}, {"error_details"}),
+        ({"error_type": "X", "error_message": "gone", "error_details": ["a"]}, {"error_details"}),
+    ],
+)
+def test_error_detail_rejects(value: dict[str, t.Any], fields: set[str]) -> None:
+    with pytest.raises(ma.ValidationError) as info:
+        ErrorDetailSchema().load(value)
+    assert set(info.value.messages) == fields
+
+
+def test_tool_call_schema_keeps_arbitrary_argument_keys() -> None:
+    value = {"name": "file_utility.read", "arguments": {"file_path": "/tmp/x", "max_chars": 1024}}
+    assert ToolCallSchema().load(value) == value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"status": "success", "data": {"file_content": "Hello", "extra": {"deep": [1]}}, "explanation": "Read."},
+        {"status": "no_change_needed"},
+        {"status": "failure", "error": {"error_type": "FileNotFound", "error_message": "missing"}},
+        {"status": "failure", "error": {"error_type": "E", "error_message": "m"}, "explanation": "why", "data": None},
+    ],
+)
+def test_status_result_valid(value: dict[str, t.Any]) -> None:
+    assert StatusResultSchema().load(value) == value
+
+
+@pytest.mark.parametrize(
+    ("value", "messages"),
+    [
+        ({"status": "failure"}, {"error": ["Required when status is a failure."]}),
+        (
+            {"status": "failure", "error": {"error_type": "E", "error_message": "m"}, "data": {"partial": 1}},
+            {"data": ["Must be omitted when status is a failure."]},
+        ),
+        (
+            {"status": "failure", "data": {}},
+            {"error": ["Required when status is a failure."], "data": ["Must be omitted when status is a failure."]},
+        ),
+        ({"data": {}}, {"status": ["Missing data for required field."]}),
+        ({"status": "success", "data": [1]}, {"data": ["Not a valid mapping type."]}),
+        (
+            {"status": "failure", "error": {"error_type": "E"}},
+            {"error": {"error_message": ["Missing data for required field."]}},
+        ),
+    ],
+)
+def test_status_result_invalid(value: dict[str, t.Any], messages: dict[str, t.Any]) -> None:
+    with pytest.raises(ma.ValidationError) as info:
+        StatusResultSchema().load(value)
+    assert info.value.messages == messages
+
+
+def test_success_becomes_structured_content_and_explanation(schema_checker: t.Any) -> None:
+    data = {"file_content": "Hello", "size": 5}
+    result = status_result_to_tool_result({"status": "success", "data": data, "explanation": "Read the file."})
+    schema_checker.check("CallToolResult", result)
+    assert result["structuredContent"] == data
+    assert [json.loads(result["content"][0]["text"]), result["content"][1]["text"]] == [data, "Read the file."]
+    assert "isError" not in result
+
+
+def test_status_without_data_is_told_as_text(schema_checker: t.Any) -> None:
+    result = status_result_to_tool_result({"status": "no_change_needed"})
+    schema_checker.check("CallToolResult", result)
+    assert result == {"content": [{"type": "text", "text": "no_change_needed"}]}
+
+
+def test_failure_becomes_an_error_result(schema_checker: t.Any) -> None:
+    error = {"error_type": "FileNotFound", "error_message": "no file a.txt", "error_details": {"path": "a.txt"}}
+    result = status_result_to_tool_result({"status": "failure", "error": error})
+    schema_checker.check("CallToolResult", result)
+    assert result == {"content": [{"type": "text", "text": "Error executing tool: no file a.txt"}], "isError": True}
+
+
+def test_conversion_refuses_an_invalid_status_result() -> None:
+    with pytest.raises(ma.ValidationError) as info:
+        status_result_to_tool_result({"status": "failure", "data": {"x": 1}})
+    assert set(info.value.messages) == {"error", "data"}
+
+
+def test_status_result_is_a_tool_result() -> None:
+    value = {"status": "success", "data": {"n": 1}}
+    result = status_result(value)
+    assert isinstance(result, ToolResult)
+    assert result.to_dict() == status_result_to_tool_result(value)
+
+
+# -- through a real app ---------------------------------------------------------------
+
+
+@pytest.fixture
+def client(mcp: MCP, make_app: t.Callable[..., Flask], make_client: t.Callable[..., t.Any]) -> t.Any:
+    @mcp.tool()
+    def rename(path: str) -> ToolResult:
+        """Rename a file, reporting the outcome in status form."""
+        if path == "missing":
+            error = {"error_type": "FileNotFound", "error_message": f"no file {path}"}
+            return status_result({"status": "failure", "error": error})
+        return status_result({"status": "success", "data": {"path": path + ".bak"}, "explanation": "Renamed."})
+
+    @mcp.resource("notes://{note_id}")
+    def note(note_id: str) -> str:
+        return f"note {note_id}"
+
+    @mcp.prompt(completions={"language": ["python", "rust"]})
+    def review(code: str, language: str = "python") -> str:
+        return f"Review this {language}: {code}"
+
+    client = make_client(make_app(mcp))
+    client.initialize()
+    return client
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "path"),
+    [
+        ("tools/call", {"name": 5, "arguments": {}}, ("name",)),
+        ("resources/read", {}, ("uri",)),
+        ("logging/setLevel", {"level": "loud"}, ("level",)),
+        ("prompts/get", {"name": "review", "arguments": "code=x"}, ("arguments",)),
+        (
+            "completion/complete",
+            {"ref": {"type": "ref/nothing"}, "argument": {"name": "a", "value": ""}},
+            ("ref", "type"),
+        ),
+        (
+            "completion/complete",
+            {"ref": {"type": "ref/prompt"}, "argument": {"name": "a", "value": ""}},
+            ("ref", "name"),
+        ),
+        ("resources/subscribe", {"uri": ["notes://1"]}, ("uri",)),
+        ("tools/list", {"cursor": 2}, ("cursor",)),
+    ],
+)
+def test_invalid_params_over_http(client: t.Any, method: str, params: dict[str, t.Any], path: tuple[str, ...]) -> None:
+    error = client.error(method, params)
+    assert error["code"] == -32602
+    messages = dig(error["data"]["fields"], path)
+    assert error["message"] == f"Invalid params: {'.'.join(path)}: {' '.join(messages)}"
+
+
+def test_params_that_are_not_an_object_are_an_invalid_request(client: t.Any) -> None:
+    response = client.post({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": ["rename"]})
+    assert response.status_code == 400
+    assert response.get_json()["error"]["code"] == jsonrpc.INVALID_REQUEST
+
+
+def test_valid_params_still_reach_the_handlers(client: t.Any) -> None:
+    extra = {"_meta": {"progressToken": "p"}, "x-client": True}
+    assert client.request("resources/read", {"uri": "notes://7", **extra})["contents"][0]["text"] == "note 7"
+    ref = {"type": "ref/prompt", "name": "review"}
+    completion = client.request("completion/complete", {"ref": ref, "argument": {"name": "language", "value": "r"}})
+    assert completion["completion"]["values"] == ["rust"]
+
+
+def test_a_tool_can_answer_in_status_form(client: t.Any) -> None:
+    done = client.call_tool("rename", {"path": "a.txt"})
+    assert done["structuredContent"] == {"path": "a.txt.bak"}
+    assert done["content"][1] == {"type": "text", "text": "Renamed."}
+    failed = client.call_tool("rename", {"path": "missing"})
+    assert failed == {"content": [{"type": "text", "text": "Error executing tool: no file missing"}], "isError": True}
