@@ -36,7 +36,7 @@ from .transport.stdio import message_context, serve_stdio
 if t.TYPE_CHECKING:
     from flask import Flask
 
-    from .extension import MCPState
+    from .state import MCPState
 
 __all__ = ["mcp_group"]
 

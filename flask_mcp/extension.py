@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import inspect
 import logging
 import typing as t
 
-from flask import Blueprint, Flask, Response, current_app, has_app_context, has_request_context, request
+from flask import Blueprint, Flask, Response, current_app, has_app_context
 from flask.blueprints import BlueprintSetupState
 from flask_caching import Cache
 from flask_caching.backends import NullCache
 from werkzeug.exceptions import HTTPException
 
-from .auth import AuthBackend, AuthGate, StaticTokenBackend
+from .auth import AuthBackend
 from .auth.gate import register_metadata_routes
 from .cli import mcp_group
 from .components import Prompt, Resource, ResourceTemplate, Tool
 from .config import Settings
 from .definitions import ToolDefinition, register_tools
-from .errors import NotFoundError, ToolError
-from .events import BROADCAST, EventLog
+from .events import BROADCAST
 from .execution import Transaction
 from .jsonrpc import INTERNAL_ERROR
 from .permissions import PermissionLike, check_protected, normalize_permissions
-from .ratelimit import CacheRateLimiter
 from .registration import (
     PromptOptions,
     ResourceOptions,
@@ -36,9 +31,7 @@ from .registration import (
 )
 from .registry import Registry
 from .selectors import ListToolOptions, RetrieveToolOptions, build_list_tool, build_retrieve_tool
-from .server import Server
-from .sessions import Mailbox, SessionStore
-from .spill import CacheResultStore
+from .state import MCPState, build_state
 from .transport import rest
 from .transport.http import endpoint, error_response
 
@@ -54,67 +47,6 @@ _LIST_CHANGED = {
     "templates": "notifications/resources/list_changed",
     "prompts": "notifications/prompts/list_changed",
 }
-
-
-@dataclasses.dataclass
-class MCPState:
-    """What the extension keeps per app, in ``app.extensions["mcp"]``."""
-
-    mcp: MCP
-    settings: Settings
-    server: Server
-    #: ``None`` when ``MCP_STATELESS`` is set.
-    sessions: SessionStore | None
-    #: Answers, cancellations and in-flight ids across requests; ``None`` when stateless.
-    mailbox: Mailbox | None = None
-    #: Messages of event streams, for resumption and broadcasts; ``None`` when stateless.
-    events: EventLog | None = None
-    #: The authentication of the HTTP surfaces; ``None`` when none is configured.
-    auth: AuthGate | None = None
-
-
-def _app_is_debug() -> bool:
-    # Read when an error happens: ``app.run(debug=True)`` turns debug on after init_app.
-    return bool(current_app.debug)
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_async(func: t.Callable[..., t.Any]) -> bool:
-    return inspect.iscoroutinefunction(func)
-
-
-def _current_request() -> t.Any:
-    # The request object itself, not the proxy: it stays valid in a tool's worker thread.
-    return request._get_current_object() if has_request_context() else None  # type: ignore[attr-defined]
-
-
-def _remote_addr() -> str | None:
-    # Tells anonymous callers apart for rate limits; None outside a request (CLI, stdio).
-    return request.remote_addr if has_request_context() else None
-
-
-def _limiter(app: Flask, cache: Cache) -> CacheRateLimiter | None:
-    # Rate limits count in the session cache, shared by every worker using it.
-    # A NullCache (stateless apps may run with one) would count nothing: the
-    # server then falls back to counting in this process.
-    if isinstance(app.extensions.get("cache", {}).get(cache), NullCache):
-        return None
-    return CacheRateLimiter(cache)
-
-
-def _invoke_in_app(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.Any:
-    # ensure_sync runs ``async def`` handlers the way Flask runs async views;
-    # plain functions are called directly, which is what it would do anyway.
-    try:
-        if _is_async(func):
-            return current_app.ensure_sync(func)(**kwargs)
-        return func(**kwargs)
-    except HTTPException as exc:
-        # flask.abort() in a handler: a failure meant for the caller, in the
-        # protocol core's own terms (it knows nothing of HTTP).
-        error = NotFoundError if exc.code == 404 else ToolError
-        detail = f"{exc.code} {exc.name}: {exc.description}" if exc.description else f"{exc.code} {exc.name}"
-        raise error(detail) from exc
 
 
 class MCP:
@@ -222,48 +154,14 @@ class MCP:
                 return
             raise RuntimeError("another MCP extension is already set up on this app")
         settings = Settings.from_app(app)
-        sessions = mailbox = events = None
-        # Sessions, spilled results and every other cross-request state share one cache.
-        cache = self._session_cache(app, settings)
-        if not settings.stateless:
-            sessions = SessionStore(
-                cache,
-                settings.session_ttl,
-                max_age=settings.session_max_age,
-                per_owner=settings.sessions_per_principal,
-            )
-            mailbox = Mailbox(cache, max(settings.session_ttl, int(settings.client_request_timeout) + 60))
-            events = EventLog(cache, settings.session_ttl)
-        server = Server(
-            self.registry,
-            name=self.name or app.name,
-            version=self.version,
-            title=self.title,
-            instructions=self.instructions,
-            page_size=settings.page_size,
-            expose_errors=_app_is_debug if settings.mask_errors is None else not settings.mask_errors,
-            invoke=_invoke_in_app,
-            client_request_timeout=settings.client_request_timeout,
-            transaction=self.transaction,
-            result_store=CacheResultStore(cache),
-            current_request=_current_request,
-            default_permissions=self.default_permissions,
-            filter_listings=settings.filter_listings_by_permissions,
-            limiter=_limiter(app, cache),
-            rate_limit=settings.rate_limit,
-            client_key=_remote_addr,
-        )
+        state = build_state(self, app, settings, self._session_cache(app, settings))
         if getattr(self, "auth", None) is not None or app.config.get("MCP_AUTH_TOKENS"):
             strict = settings.require_permissions or self._unprotected_tools == "error"
             check_protected(self.registry.tools.values(), self.default_permissions, strict=strict)
             self._unprotected_tools = "error" if strict else "warn"
         # Refuses settings that contradict a registered tool's options, now rather than on a call.
         self.registry.configure_tools(settings.tool_defaults)
-        backend = self.auth
-        if backend is None and settings.auth_tokens:
-            backend = StaticTokenBackend(settings.auth_tokens, api_key_header=settings.auth_api_key_header)
-        auth = AuthGate(backend, settings) if backend is not None else None
-        app.extensions["mcp"] = MCPState(self, settings, server, sessions, mailbox, events, auth)
+        app.extensions["mcp"] = state
         # ``flask mcp ...``; an app's own "mcp" command wins.
         if "mcp" not in app.cli.commands:
             app.cli.add_command(mcp_group)
@@ -288,7 +186,7 @@ class MCP:
         if isinstance(exc, HTTPException):
             return error_response(exc.code or 500, f"{exc.name}: {exc.description}")
         logger.exception("MCP endpoint failed")
-        server: Server = current_app.extensions["mcp"].server
+        server = t.cast(MCPState, current_app.extensions["mcp"]).server
         return error_response(500, "Internal error", INTERNAL_ERROR, data=server.internal_error(exc).data)
 
     # -- registration ----------------------------------------------------
@@ -311,17 +209,18 @@ class MCP:
         """
 
         def register(f: F) -> F:
-            if options.get("atomic") and self.transaction is None:
-                raise ValueError(
-                    f"tool {options.get('name') or f.__name__!r} is atomic=True but MCP(transaction=...) is not set"
-                )
-            tool = build_tool(f, **options)
-            if self._unprotected_tools is not None:
-                check_protected([tool], self.default_permissions, strict=self._unprotected_tools == "error")
-            self.registry.add_tool(tool)
+            self._add_tool(build_tool(f, **options))
             return f
 
         return register(func) if func is not None else register
+
+    def _add_tool(self, tool: Tool) -> None:
+        # Every way of registering a tool ends here, so every check applies to all of them.
+        if tool.policy.atomic and self.transaction is None:
+            raise ValueError(f"tool {tool.name!r} is atomic=True but MCP(transaction=...) is not set")
+        if self._unprotected_tools is not None:
+            check_protected([tool], self.default_permissions, strict=self._unprotected_tools == "error")
+        self.registry.add_tool(tool)
 
     def list_tool(self, **options: t.Unpack[ListToolOptions]) -> t.Callable[[F], F]:
         """Register a function returning a collection as a tool that filters, orders and pages it.
@@ -333,7 +232,7 @@ class MCP:
         """
 
         def register(f: F) -> F:
-            self.registry.add_tool(build_list_tool(f, **options))
+            self._add_tool(build_list_tool(f, **options))
             return f
 
         return register
@@ -347,7 +246,7 @@ class MCP:
         """
 
         def register(f: F) -> F:
-            self.registry.add_tool(build_retrieve_tool(f, **options))
+            self._add_tool(build_retrieve_tool(f, **options))
             return f
 
         return register

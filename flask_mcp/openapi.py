@@ -22,8 +22,8 @@ from apispec.ext.marshmallow.common import make_schema_key
 from . import jsonrpc
 
 if t.TYPE_CHECKING:
-    from .extension import MCPState
     from .server import Server
+    from .state import MCPState
 
 __all__ = ["ERROR_SCHEMA", "OpenAPIDocument", "build_document", "swagger_ui_page"]
 

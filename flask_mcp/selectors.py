@@ -22,7 +22,6 @@ import copy
 import functools
 import inspect
 import math
-import sys
 import typing as t
 
 import marshmallow as ma
@@ -30,13 +29,11 @@ from marshmallow import fields, validate
 
 from .binding import RESERVED_NAMES
 from .components import SchemaLike, Tool, as_schema, is_json_schema
-from .errors import NotFoundError, ToolError
+from .errors import NotFoundError
 from .hints import context_parameter, schema_from_signature
 from .json_schema import schema_to_json_schema
 from .registration import ToolOptions, build_tool
-
-if t.TYPE_CHECKING:
-    from sqlalchemy.orm import Session
+from .selectors_sql import Sessions, SessionSource, query_page, select_page, sql_kind
 
 __all__ = [
     "PIPELINE_KEYS",
@@ -49,9 +46,6 @@ __all__ = [
 
 #: The arguments a list tool's pipeline adds (besides its filter fields).
 PIPELINE_KEYS = ("ordering", "page", "limit")
-
-#: A SQLAlchemy session, or a callable returning one (Flask-SQLAlchemy's ``db.session`` is one).
-SessionSource = t.Union["Session", t.Callable[[], "Session"]]
 
 
 class ListToolOptions(ToolOptions, total=False):
@@ -115,66 +109,6 @@ def _get(item: t.Any, attribute: str) -> t.Any:
     return getattr(item, attribute, None)
 
 
-def _sql_kind(value: t.Any) -> str | None:
-    """``"select"``, ``"query"`` or ``None``; imports nothing unless SQLAlchemy is loaded."""
-    if "sqlalchemy" not in sys.modules:
-        return None
-    from sqlalchemy.orm import Query
-    from sqlalchemy.sql import Select
-
-    if isinstance(value, Select):
-        return "select"
-    if isinstance(value, Query):
-        return "query"
-    return None
-
-
-def _single_entity(stmt: t.Any) -> bool:
-    # select(User) yields User objects through scalars(); anything else
-    # (columns, several entities) yields rows, dumped by key from their mapping.
-    descriptions = stmt.column_descriptions
-    return (
-        len(descriptions) == 1
-        and descriptions[0]["entity"] is not None
-        and descriptions[0]["expr"] is descriptions[0]["entity"]
-    )
-
-
-def _column(stmt: t.Any, attribute: str) -> t.Any:
-    """The column of a ``Select``/``Query`` that *attribute* names: an entity's attribute, else a selected column."""
-    for description in stmt.column_descriptions:
-        entity = description["entity"]
-        if entity is not None and description["expr"] is entity and hasattr(entity, attribute):
-            return getattr(entity, attribute)
-    columns = stmt.selected_columns if hasattr(stmt, "selected_columns") else stmt.statement.selected_columns
-    if attribute not in columns:
-        raise LookupError(f"the query selects nothing named {attribute!r}")
-    return columns[attribute]
-
-
-class _Sessions:
-    """Resolves the configured session source when a ``Select`` has to run."""
-
-    def __init__(self, source: SessionSource | None, tool: str) -> None:
-        self.source = source
-        self.tool = tool
-
-    def get(self) -> Session:
-        if self.source is None:
-            raise ToolError(f"tool {self.tool!r} returned a SQLAlchemy Select but has no session= to run it")
-        # A Session is not callable; a factory, a scoped_session or db.session is.
-        return self.source() if callable(self.source) else self.source
-
-    def query(self, query: t.Any) -> t.Any:
-        """A legacy ``Query`` runs on its own session, or on the configured one when it has none."""
-        return query if query.session is not None or self.source is None else query.with_session(self.get())
-
-    def rows(self, stmt: t.Any, first: bool = False) -> t.Any:
-        session = self.get()
-        result = session.scalars(stmt) if _single_entity(stmt) else session.execute(stmt).mappings()
-        return result.first() if first else result.all()
-
-
 # -- the list pipeline -------------------------------------------------
 
 
@@ -188,7 +122,7 @@ class _ListPipeline:
         self.default_limit: int = options.get("default_limit", 20)
         if not 1 <= self.default_limit <= self.max_limit:
             raise ValueError(f"list tool {tool!r}: need 1 <= default_limit <= max_limit")
-        self.sessions = _Sessions(options.get("session"), tool)
+        self.sessions = Sessions(options.get("session"), tool)
         declared = type(item)._declared_fields
         attributes = {name: field.attribute or name for name, field in declared.items()}
 
@@ -234,11 +168,12 @@ class _ListPipeline:
         ordering = self.orderings.get(arguments.get("ordering") or "")
         page = arguments.get("page", 1)
         limit = min(arguments.get("limit", self.default_limit), self.max_limit)
-        kind = _sql_kind(value)
+        kind = sql_kind(value)
         if kind == "select":
-            items, total = self._select(value, filters, ordering, page, limit)
+            items, total = select_page(self.sessions, value, filters, ordering, page if self.paginate else None, limit)
         elif kind == "query":
-            items, total = self._query(self.sessions.query(value), filters, ordering, page, limit)
+            query = self.sessions.query(value)
+            items, total = query_page(query, filters, ordering, page if self.paginate else None, limit)
         else:
             items, total = self._sequence(value, filters, ordering, page, limit)
         if not self.paginate:
@@ -263,33 +198,6 @@ class _ListPipeline:
         if self.paginate:
             return items[(page - 1) * limit : page * limit], len(items)
         return items, len(items)
-
-    def _select(
-        self, stmt: t.Any, filters: dict[str, t.Any], ordering: tuple[str, bool] | None, page: int, limit: int
-    ) -> tuple[list[t.Any], int]:
-        import sqlalchemy as sa
-
-        for key, wanted in filters.items():
-            stmt = stmt.where(_column(stmt, key) == wanted)
-        if ordering is not None:
-            column = _column(stmt, ordering[0])
-            stmt = stmt.order_by(column.desc() if ordering[1] else column.asc())
-        if not self.paginate:
-            return list(self.sessions.rows(stmt)), 0
-        total = self.sessions.get().scalar(sa.select(sa.func.count()).select_from(stmt.subquery())) or 0
-        return list(self.sessions.rows(stmt.limit(limit).offset((page - 1) * limit))), total
-
-    def _query(
-        self, query: t.Any, filters: dict[str, t.Any], ordering: tuple[str, bool] | None, page: int, limit: int
-    ) -> tuple[list[t.Any], int]:
-        if filters:
-            query = query.filter_by(**filters)
-        if ordering is not None:
-            column = _column(query, ordering[0])
-            query = query.order_by(column.desc() if ordering[1] else column.asc())
-        if not self.paginate:
-            return list(query.all()), 0
-        return list(query.limit(limit).offset((page - 1) * limit).all()), query.count()
 
 
 def _filter_field(declared: fields.Field[t.Any], name: str) -> fields.Field[t.Any]:
@@ -441,10 +349,10 @@ def build_retrieve_tool(func: t.Callable[..., t.Any], **options: t.Unpack[Retrie
     name = tool_options.get("name") or func.__name__
     item = as_schema(mine["item_schema"], f"{name}_item")
     allow_none = bool(mine.get("allow_none", False))
-    sessions = _Sessions(mine.get("session"), name)
+    sessions = Sessions(mine.get("session"), name)
 
     def shape(value: t.Any, arguments: dict[str, t.Any]) -> t.Any:
-        kind = _sql_kind(value)
+        kind = sql_kind(value)
         if kind == "select":
             value = sessions.rows(value, first=True)
         elif kind == "query":

@@ -14,6 +14,7 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP
+from flask_mcp.permissions import ScopeRequired
 from flask_mcp.transport.cgi import serve_cgi
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,3 +201,35 @@ def test_serve_cgi_in_process(make_app: t.Callable[..., Flask], monkeypatch: pyt
 def test_serve_cgi_needs_the_extension() -> None:
     with pytest.raises(RuntimeError, match="not set up"):
         serve_cgi(Flask(__name__), stdin=io.BytesIO(), stdout=io.BytesIO())
+
+
+def test_permission_denials_and_rate_limits_have_their_statuses(
+    make_app: t.Callable[..., Flask], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mcp = MCP(name="inline")
+
+    @mcp.tool(permissions=[ScopeRequired(["admin"])])
+    def wipe() -> str:
+        return "wiped"
+
+    @mcp.tool(rate_limit="1/minute")
+    def ping_once() -> str:
+        return "pong"
+
+    app = make_app(mcp)
+
+    def post(tool: str) -> CGIResult:
+        for key, value in {"REQUEST_METHOD": "POST", "PATH_INFO": f"/tools/{tool}", "CONTENT_LENGTH": "2"}.items():
+            monkeypatch.setenv(key, value)
+        stdout = io.BytesIO()
+        serve_cgi(app, stdin=io.BytesIO(b"{}"), stdout=stdout)
+        return parse(stdout.getvalue())
+
+    denied = post("wipe")
+    assert denied.status == 403
+    assert denied.headers["WWW-Authenticate"] == 'Bearer error="insufficient_scope", scope="admin"'
+    assert denied.json()["error"].startswith("Forbidden: ")
+    assert post("ping_once").status == 200
+    limited = post("ping_once")
+    assert limited.status == 429
+    assert 1 <= int(limited.headers["Retry-After"]) <= 60

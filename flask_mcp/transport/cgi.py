@@ -37,7 +37,9 @@ from wsgiref.handlers import read_environ
 from wsgiref.util import guess_scheme
 
 from .. import jsonrpc
+from ..auth.gate import error_status
 from ..direct import DirectCallFailed, Reason, call_tool_json
+from ..jsonrpc import PERMISSION_DENIED, RATE_LIMITED
 from ..openapi import build_document
 from .guard import rejection
 from .stdio import _stdout_to_stderr
@@ -45,7 +47,7 @@ from .stdio import _stdout_to_stderr
 if t.TYPE_CHECKING:
     from flask import Flask
 
-    from ..extension import MCPState
+    from ..state import MCPState
 
 __all__ = ["CGIResponse", "cgi_document", "handle_cgi", "serve_cgi"]
 
@@ -130,7 +132,10 @@ _ERRORS: dict[Reason, tuple[int, str]] = {
     "invalid_arguments": (400, "Invalid arguments: {}"),
     "not_found": (404, "{}"),
     "tool_error": (500, "Error: {}"),
+    "permission_denied": (403, "Forbidden: {}"),
+    "rate_limited": (429, "Too Many Requests: {}"),
 }
+_POLICY_CODES: dict[Reason, int] = {"permission_denied": PERMISSION_DENIED, "rate_limited": RATE_LIMITED}
 
 
 def _call_tool(state: MCPState, name: str, arguments: dict[str, t.Any]) -> CGIResponse:
@@ -138,7 +143,12 @@ def _call_tool(state: MCPState, name: str, arguments: dict[str, t.Any]) -> CGIRe
         return CGIResponse(200, call_tool_json(state.server, name, arguments))
     except DirectCallFailed as exc:
         status, wording = _ERRORS[exc.reason]
-        return _error(status, wording.format(exc.message))
+        headers = None
+        if exc.reason in _POLICY_CODES:
+            # The same Retry-After / insufficient_scope headers as over HTTP.
+            mapped = error_status({"code": _POLICY_CODES[exc.reason], "data": exc.data}, None)
+            headers = mapped[1] if mapped is not None else None
+        return _error(status, wording.format(exc.message), headers)
 
 
 def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIResponse:

@@ -25,9 +25,9 @@ from .guard import rejection
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
-    from ..extension import MCPState
     from ..principal import Principal
     from ..sessions import Session
+    from ..state import MCPState
 
 __all__ = ["SESSION_HEADER", "VERSION_HEADER", "endpoint", "error_response"]
 

@@ -31,7 +31,7 @@ from ..server import Call, ClientState
 from .guard import rejection
 
 if t.TYPE_CHECKING:
-    from ..extension import MCPState
+    from ..state import MCPState
 
 __all__ = ["RestSite", "add_routes", "error"]
 

@@ -35,7 +35,7 @@ if t.TYPE_CHECKING:
     from flask import Flask
     from flask.ctx import RequestContext
 
-    from ..extension import MCPState
+    from ..state import MCPState
 
 __all__ = ["StdioChannel", "StdioServer", "message_context", "serve_stdio"]
 

@@ -32,10 +32,10 @@ from ..jsonrpc import MCPError
 
 if t.TYPE_CHECKING:
     from ..events import EventLog
-    from ..extension import MCPState
     from ..principal import Principal
     from ..server import ClientState
     from ..sessions import Mailbox, Session
+    from ..state import MCPState
 
 __all__ = ["HTTPChannel", "respond", "resume_or_listen", "sse_event"]
 

@@ -1,0 +1,132 @@
+"""What the extension keeps per app, and how it is built from the settings.
+
+:func:`build_state` wires the protocol core to Flask: the session store,
+mailbox and event log in the flask-caching cache, the invoker that runs
+handlers the way Flask runs views, the request and client address the core
+asks for, and the authentication gate of the HTTP surfaces.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import typing as t
+
+from flask import Flask, current_app, has_request_context, request
+from flask_caching import Cache
+from flask_caching.backends import NullCache
+from werkzeug.exceptions import HTTPException
+
+from .auth import AuthGate, StaticTokenBackend
+from .config import Settings
+from .errors import NotFoundError, ToolError
+from .events import EventLog
+from .ratelimit import CacheRateLimiter
+from .server import Server
+from .sessions import Mailbox, SessionStore
+from .spill import CacheResultStore
+
+if t.TYPE_CHECKING:
+    from .extension import MCP
+
+__all__ = ["MCPState", "build_state"]
+
+
+@dataclasses.dataclass
+class MCPState:
+    """What the extension keeps per app, in ``app.extensions["mcp"]``."""
+
+    mcp: MCP
+    settings: Settings
+    server: Server
+    #: ``None`` when ``MCP_STATELESS`` is set.
+    sessions: SessionStore | None
+    #: Answers, cancellations and in-flight ids across requests; ``None`` when stateless.
+    mailbox: Mailbox | None = None
+    #: Messages of event streams, for resumption and broadcasts; ``None`` when stateless.
+    events: EventLog | None = None
+    #: The authentication of the HTTP surfaces; ``None`` when none is configured.
+    auth: AuthGate | None = None
+
+
+def _app_is_debug() -> bool:
+    # Read when an error happens: ``app.run(debug=True)`` turns debug on after init_app.
+    return bool(current_app.debug)
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_async(func: t.Callable[..., t.Any]) -> bool:
+    return inspect.iscoroutinefunction(func)
+
+
+def _current_request() -> t.Any:
+    # The request object itself, not the proxy: it stays valid in a tool's worker thread.
+    return request._get_current_object() if has_request_context() else None  # type: ignore[attr-defined]
+
+
+def _remote_addr() -> str | None:
+    # Tells anonymous callers apart for rate limits; None outside a request (CLI, stdio).
+    return request.remote_addr if has_request_context() else None
+
+
+def _limiter(app: Flask, cache: Cache) -> CacheRateLimiter | None:
+    # Rate limits count in the session cache, shared by every worker using it.
+    # A NullCache (stateless apps may run with one) would count nothing: the
+    # server then falls back to counting in this process.
+    if isinstance(app.extensions.get("cache", {}).get(cache), NullCache):
+        return None
+    return CacheRateLimiter(cache)
+
+
+def _invoke_in_app(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.Any:
+    # ensure_sync runs ``async def`` handlers the way Flask runs async views;
+    # plain functions are called directly, which is what it would do anyway.
+    try:
+        if _is_async(func):
+            return current_app.ensure_sync(func)(**kwargs)
+        return func(**kwargs)
+    except HTTPException as exc:
+        # flask.abort() in a handler: a failure meant for the caller, in the
+        # protocol core's own terms (it knows nothing of HTTP).
+        error = NotFoundError if exc.code == 404 else ToolError
+        detail = f"{exc.code} {exc.name}: {exc.description}" if exc.description else f"{exc.code} {exc.name}"
+        raise error(detail) from exc
+
+
+def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache) -> MCPState:
+    """Build the per-app state of *mcp* on *app*; *cache* holds every piece of cross-request state."""
+    sessions = mailbox = events = None
+    if not settings.stateless:
+        sessions = SessionStore(
+            cache,
+            settings.session_ttl,
+            max_age=settings.session_max_age,
+            per_owner=settings.sessions_per_principal,
+        )
+        mailbox = Mailbox(cache, max(settings.session_ttl, int(settings.client_request_timeout) + 60))
+        events = EventLog(cache, settings.session_ttl)
+    server = Server(
+        mcp.registry,
+        name=mcp.name or app.name,
+        version=mcp.version,
+        title=mcp.title,
+        instructions=mcp.instructions,
+        page_size=settings.page_size,
+        expose_errors=_app_is_debug if settings.mask_errors is None else not settings.mask_errors,
+        invoke=_invoke_in_app,
+        client_request_timeout=settings.client_request_timeout,
+        transaction=mcp.transaction,
+        result_store=CacheResultStore(cache),
+        current_request=_current_request,
+        default_permissions=mcp.default_permissions,
+        filter_listings=settings.filter_listings_by_permissions,
+        limiter=_limiter(app, cache),
+        rate_limit=settings.rate_limit,
+        client_key=_remote_addr,
+    )
+    backend = mcp.auth
+    if backend is None and settings.auth_tokens:
+        backend = StaticTokenBackend(settings.auth_tokens, api_key_header=settings.auth_api_key_header)
+    auth = AuthGate(backend, settings) if backend is not None else None
+    return MCPState(mcp, settings, server, sessions, mailbox, events, auth)
