@@ -51,6 +51,11 @@ class DirectCallFailed(Exception):
         self.message = message
         self.data = data
 
+    @property
+    def policy_code(self) -> int | None:
+        """The JSON-RPC code of a permission denial or rate limit, so adapters can map it like HTTP does."""
+        return next((code for code, reason in _POLICY_REASONS.items() if reason == self.reason), None)
+
 
 def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], principal: Principal | None = None) -> bytes:
     """Run tool *name* and return ``{"result": value}`` encoded as JSON.

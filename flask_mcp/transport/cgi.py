@@ -39,7 +39,6 @@ from wsgiref.util import guess_scheme
 from .. import jsonrpc
 from ..auth.gate import error_status
 from ..direct import DirectCallFailed, Reason, call_tool_json
-from ..jsonrpc import PERMISSION_DENIED, RATE_LIMITED
 from ..openapi import build_document
 from .guard import rejection
 from .stdio import _stdout_to_stderr
@@ -135,7 +134,6 @@ _ERRORS: dict[Reason, tuple[int, str]] = {
     "permission_denied": (403, "Forbidden: {}"),
     "rate_limited": (429, "Too Many Requests: {}"),
 }
-_POLICY_CODES: dict[Reason, int] = {"permission_denied": PERMISSION_DENIED, "rate_limited": RATE_LIMITED}
 
 
 def _call_tool(state: MCPState, name: str, arguments: dict[str, t.Any]) -> CGIResponse:
@@ -144,9 +142,9 @@ def _call_tool(state: MCPState, name: str, arguments: dict[str, t.Any]) -> CGIRe
     except DirectCallFailed as exc:
         status, wording = _ERRORS[exc.reason]
         headers = None
-        if exc.reason in _POLICY_CODES:
+        if exc.policy_code is not None:
             # The same Retry-After / insufficient_scope headers as over HTTP.
-            mapped = error_status({"code": _POLICY_CODES[exc.reason], "data": exc.data}, None)
+            mapped = error_status({"code": exc.policy_code, "data": exc.data}, None)
             headers = mapped[1] if mapped is not None else None
         return _error(status, wording.format(exc.message), headers)
 

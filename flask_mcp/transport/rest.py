@@ -47,7 +47,6 @@ _ERRORS: dict[Reason, tuple[int, str]] = {
     "permission_denied": (403, "Forbidden: {}"),
     "rate_limited": (429, "Too Many Requests: {}"),
 }
-_POLICY_CODES: dict[Reason, int] = {"permission_denied": PERMISSION_DENIED, "rate_limited": RATE_LIMITED}
 
 JSON_CONTENT_TYPE = "application/json"
 #: Key of the per-app :class:`RestSite` in ``app.extensions``.
@@ -183,8 +182,8 @@ def tool_view(name: str) -> Response:
         body = call_tool_json(state.server, name, arguments, principal)
     except DirectCallFailed as exc:
         status, wording = _ERRORS[exc.reason]
-        if exc.reason in _POLICY_CODES:
-            return _policy_error(state, status, wording.format(exc.message), _POLICY_CODES[exc.reason], exc.data)
+        if exc.policy_code is not None:
+            return _policy_error(state, status, wording.format(exc.message), exc.policy_code, exc.data)
         return error(status, wording.format(exc.message))
     return Response(body, content_type=JSON_CONTENT_TYPE)
 
