@@ -22,9 +22,10 @@ from .auth import AuthGate, StaticTokenBackend
 from .config import Settings
 from .errors import NotFoundError, ToolError
 from .events import EventLog
+from .mailbox import Mailbox
 from .ratelimit import CacheRateLimiter
 from .server import Server
-from .sessions import Mailbox, SessionStore
+from .sessions import SessionStore
 from .spill import CacheResultStore
 
 if t.TYPE_CHECKING:

@@ -9,10 +9,12 @@ import socket
 import subprocess
 import threading
 import typing as t
+import uuid
 from pathlib import Path
 
 import pytest
 from flask import Flask
+from flask_caching import Cache
 from werkzeug.serving import make_server
 
 from benchmarks.servers_under_test import wait_for_output
@@ -114,3 +116,42 @@ def redis_url() -> t.Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture
+def cache() -> t.Iterator[Cache]:
+    app = Flask("sessions")
+    cache = Cache(app, config={"CACHE_TYPE": "SimpleCache", "CACHE_THRESHOLD": 10_000})
+    with app.app_context():
+        yield cache
+
+
+# -- Redis: several workers sharing one store --------------------------------------
+
+
+def worker_app(redis_url: str, prefix: str, **config: t.Any) -> Flask:
+    """One "worker": its own app and extension, as in a separate process."""
+    mcp = MCP(name="shared")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    app = Flask("worker")
+    app.config.update(
+        TESTING=True, MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=redis_url, MCP_CACHE_KEY_PREFIX=prefix, **config
+    )
+    mcp.init_app(app)
+    return app
+
+
+@pytest.fixture
+def prefix() -> str:
+    """A key prefix of its own per test, so tests never see each other's sessions."""
+    return f"flask_mcp_test:{uuid.uuid4().hex}:"
+
+
+@pytest.fixture
+def workers(redis_url: str, prefix: str) -> tuple[Flask, Flask]:
+    return worker_app(redis_url, prefix), worker_app(redis_url, prefix)

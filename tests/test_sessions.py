@@ -8,17 +8,15 @@ import secrets
 import threading
 import types
 import typing as t
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from flask import Flask
 from flask_caching import Cache
 
-from flask_mcp import MCP
 from flask_mcp import sessions as sessions_module
 from flask_mcp.server import ClientState
-from flask_mcp.sessions import Mailbox, SessionStore
+from flask_mcp.sessions import SessionStore
 
 TTL = 600
 START = 1_700_000_000.0
@@ -37,14 +35,6 @@ class Clock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
-
-
-@pytest.fixture
-def cache() -> t.Iterator[Cache]:
-    app = Flask("sessions")
-    cache = Cache(app, config={"CACHE_TYPE": "SimpleCache", "CACHE_THRESHOLD": 10_000})
-    with app.app_context():
-        yield cache
 
 
 @pytest.fixture
@@ -210,34 +200,6 @@ def test_persistent_collisions_raise(store: SessionStore, monkeypatch: pytest.Mo
 # -- Redis: several workers share sessions ----------------------------------------
 
 
-def worker_app(redis_url: str, prefix: str, **config: t.Any) -> Flask:
-    """One "worker": its own app and extension, as in a separate process."""
-    mcp = MCP(name="shared")
-
-    @mcp.tool()
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
-
-    app = Flask("worker")
-    app.config.update(
-        TESTING=True, MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=redis_url, MCP_CACHE_KEY_PREFIX=prefix, **config
-    )
-    mcp.init_app(app)
-    return app
-
-
-@pytest.fixture
-def prefix() -> str:
-    """A key prefix of its own per test, so tests never see each other's sessions."""
-    return f"flask_mcp_test:{uuid.uuid4().hex}:"
-
-
-@pytest.fixture
-def workers(redis_url: str, prefix: str) -> tuple[Flask, Flask]:
-    return worker_app(redis_url, prefix), worker_app(redis_url, prefix)
-
-
 def test_workers_share_sessions(workers: tuple[Flask, Flask], make_client: t.Callable[..., t.Any]) -> None:
     """initialize on A, call on B; DELETE on B ends the session on A."""
     a, b = make_client(workers[0]), make_client(workers[1])
@@ -314,108 +276,6 @@ def test_concurrent_collisions_have_one_winner(workers: tuple[Flask, Flask], mon
     with workers[1].app_context():
         state = workers[1].extensions["mcp"].sessions.load("contested-id")
     assert state.client_info["name"] == f"c{winner}"
-
-
-# -- Mailbox: answers, cancellations and in-flight ids -----------------------------
-
-
-@pytest.fixture
-def mailbox(cache: Cache) -> Mailbox:
-    return Mailbox(cache, ttl=TTL, poll_interval=0.001)
-
-
-def never() -> bool:
-    return False
-
-
-def test_mailbox_keeps_only_expected_answers(mailbox: Mailbox) -> None:
-    """deliver is refused until expect; an answer is handed out once, then forgotten."""
-    answer = {"result": {"action": "accept"}, "error": None}
-    assert mailbox.deliver("s1", "srv-1", answer) is False
-    mailbox.expect("s1", "srv-1")
-    assert mailbox.deliver("s2", "srv-1", answer) is False  # another session's id
-    assert mailbox.deliver("s1", "srv-1", answer) is True
-    assert mailbox.wait("s1", "srv-1", 5, never) == answer
-    assert mailbox.deliver("s1", "srv-1", answer) is False
-    assert mailbox.wait("s1", "srv-1", 0, never) is None
-
-
-@pytest.mark.parametrize("request_id", [1, None, ["srv-1"], {"id": "srv-1"}])
-def test_mailbox_refuses_ids_it_never_sends(mailbox: Mailbox, request_id: t.Any) -> None:
-    """The server's own ids are strings: anything else is never an expected answer."""
-    mailbox.expect("s1", str(request_id))
-    assert mailbox.deliver("s1", request_id, {"result": {}}) is False
-
-
-@pytest.mark.parametrize(("timeout", "cancel_after"), [(0, None), (30, 3)])
-def test_mailbox_wait_gives_up(mailbox: Mailbox, timeout: float, cancel_after: int | None) -> None:
-    """No answer: None after the timeout, or as soon as the request is cancelled; the id is then retired."""
-    polls = []
-
-    def cancelled() -> bool:
-        polls.append(1)
-        return cancel_after is not None and len(polls) >= cancel_after
-
-    mailbox.expect("s1", "srv-2")
-    assert mailbox.wait("s1", "srv-2", timeout, cancelled) is None
-    if cancel_after is not None:
-        assert len(polls) == cancel_after  # it stopped at the first look that saw the cancellation
-    assert mailbox.deliver("s1", "srv-2", {"result": {}}) is False
-
-
-def test_mailbox_answer_from_another_thread(mailbox: Mailbox, cache: Cache) -> None:
-    """A waiter in one thread receives what another thread delivers."""
-    app = cache.app
-    mailbox.expect("s1", "srv-3")
-    started = threading.Event()
-
-    def waiter() -> t.Any:
-        with app.app_context():
-            started.set()
-            return mailbox.wait("s1", "srv-3", 30, never)
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        future = pool.submit(waiter)
-        assert started.wait(30)
-        assert mailbox.deliver("s1", "srv-3", {"result": {"roots": []}})
-        assert future.result(timeout=30) == {"result": {"roots": []}}
-
-
-def test_mailbox_cancellations_are_per_session_and_id(mailbox: Mailbox) -> None:
-    """1 and "1" are different JSON-RPC ids; release clears a cancellation."""
-    mailbox.cancel("s1", 1)
-    assert mailbox.is_cancelled("s1", 1)
-    assert not mailbox.is_cancelled("s1", "1")
-    assert not mailbox.is_cancelled("s2", 1)
-    mailbox.release("s1", 1)
-    assert not mailbox.is_cancelled("s1", 1)
-
-
-@pytest.mark.parametrize(("request_id", "other"), [(7, "7"), ("7", 7), ("srv", "srv2")])
-def test_mailbox_claims_an_id_once_until_released(mailbox: Mailbox, request_id: t.Any, other: t.Any) -> None:
-    """A second claim of an in-flight id fails; other ids, other sessions and released ids are free."""
-    assert mailbox.claim("s1", request_id)
-    assert not mailbox.claim("s1", request_id)
-    assert mailbox.claim("s2", request_id)
-    assert mailbox.claim("s1", other)
-    mailbox.release("s1", request_id)
-    assert mailbox.claim("s1", request_id)
-
-
-def test_mailbox_across_workers(workers: tuple[Flask, Flask]) -> None:
-    """Redis: expected on A, answered and cancelled on B, seen on A."""
-    a, b = workers
-    box_a, box_b = a.extensions["mcp"].mailbox, b.extensions["mcp"].mailbox
-    with a.app_context():
-        box_a.expect("s1", "srv-9")
-        assert box_a.claim("s1", 5)
-    with b.app_context():
-        assert box_b.deliver("s1", "srv-9", {"result": {"ok": True}})
-        assert not box_b.claim("s1", 5)
-        box_b.cancel("s1", 5)
-    with a.app_context():
-        assert box_a.is_cancelled("s1", 5)
-        assert box_a.wait("s1", "srv-9", 5, never) == {"result": {"ok": True}}
 
 
 # -- owners, the per-owner cap and the absolute lifetime -----------------------------

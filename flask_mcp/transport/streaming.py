@@ -10,7 +10,7 @@ synchronous JSON path.
 
 Answers to server-to-client requests arrive on other POSTs, in any thread,
 process or host; they travel through the session cache
-(:class:`~flask_mcp.sessions.Mailbox`), never through process memory.
+(:class:`~flask_mcp.mailbox.Mailbox`), never through process memory.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from ..jsonrpc import MCPError
 
 if t.TYPE_CHECKING:
     from ..events import EventLog
+    from ..mailbox import Mailbox
     from ..principal import Principal
     from ..server import ClientState
-    from ..sessions import Mailbox, Session
+    from ..sessions import Session
     from ..state import MCPState
 
 __all__ = ["HTTPChannel", "respond", "resume_or_listen", "sse_event"]
