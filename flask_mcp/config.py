@@ -70,9 +70,9 @@ DEFAULTS: dict[str, t.Any] = {
     # flask-caching backend of the session store (any CACHE_* key works as MCP_CACHE_*).
     "MCP_CACHE_TYPE": "SimpleCache",
     "MCP_CACHE_KEY_PREFIX": "flask_mcp:",
-    # SimpleCache drops a third of its entries past this many; keep it above
-    # the number of live sessions you expect.
-    "MCP_CACHE_THRESHOLD": 10000,
+    # Entries the session cache holds before SimpleCache evicts; None: twice
+    # MCP_MAX_SESSIONS, so that new sessions are refused before any is evicted.
+    "MCP_CACHE_THRESHOLD": None,
     # Static bearer tokens: {token or "sha256:<hex>": subject or {"subject", "scopes"}};
     # None configures no static backend (MCP(auth=...) may give another).
     "MCP_AUTH_TOKENS": None,
@@ -99,9 +99,24 @@ DEFAULTS: dict[str, t.Any] = {
     # Every caller's budget of tool calls, all tools together: "100/minute", a
     # FixedWindow or a TokenBucket; None: no server-wide limit.
     "MCP_RATE_LIMIT": None,
+    # Sessions under load.
+    # Every caller's budget of new sessions (principal, else remote address);
+    # past it initialize gets 429. A rule string, FixedWindow or TokenBucket; None: no quota.
+    "MCP_SESSION_RATE_LIMIT": "1000/hour",
+    # Live sessions a SimpleCache session store holds; past it initialize gets 503.
+    "MCP_MAX_SESSIONS": 10000,
+    # Fraction of Redis's maxmemory past which initialize gets 503 (before Redis evicts).
+    "MCP_STORE_HIGH_WATER": 0.9,
+    # Short-lived entries (answers, cancellations, in-flight ids, stream events,
+    # rate-limit counters, spilled results) live in a cache of their own, so
+    # they can never evict a session. It is configured like the session cache
+    # (MCP_CACHE_*); these keys override single settings of it.
+    "MCP_EPHEMERAL_CACHE_KEY_PREFIX": None,  # None: MCP_CACHE_KEY_PREFIX + "e:"
+    "MCP_EPHEMERAL_CACHE_THRESHOLD": 50000,
 }
 
 _CACHE_PREFIX = "MCP_CACHE_"
+_EPHEMERAL_PREFIX = "MCP_EPHEMERAL_CACHE_"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,6 +158,12 @@ class Settings:
     require_permissions: bool = False
     #: Parsed from a rule string (:func:`flask_mcp.ratelimit.parse_limit`).
     rate_limit: Limit | None = None
+    #: Each caller's budget of new sessions.
+    session_rate_limit: Limit | None = None
+    max_sessions: int = 10000
+    store_high_water: float = 0.9
+    #: ``CACHE_*`` overrides of the ephemeral cache (``MCP_EPHEMERAL_CACHE_*``), ``None`` values left out.
+    ephemeral_cache_overrides: dict[str, t.Any] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_app(cls, app: Flask) -> Settings:
@@ -154,6 +175,9 @@ class Settings:
         if page_size is not None and (not isinstance(page_size, int) or page_size < 1):
             raise ValueError(f"MCP_PAGE_SIZE must be a positive integer or None, not {page_size!r}")
         hosts = config["MCP_ALLOWED_HOSTS"]
+        max_sessions = _optional_positive(config, "MCP_MAX_SESSIONS")
+        if max_sessions is None:
+            raise ValueError("MCP_MAX_SESSIONS must be a positive integer")
         return cls(
             url_prefix=config["MCP_URL_PREFIX"],
             page_size=page_size,
@@ -184,11 +208,11 @@ class Settings:
             filter_listings_by_permissions=bool(config["MCP_FILTER_LISTINGS_BY_PERMISSIONS"]),
             require_permissions=bool(config["MCP_REQUIRE_PERMISSIONS"]),
             rate_limit=parse_limit(config["MCP_RATE_LIMIT"]),
-            cache_config={
-                "CACHE_" + key[len(_CACHE_PREFIX) :]: value
-                for key, value in config.items()
-                if key.startswith(_CACHE_PREFIX)
-            },
+            session_rate_limit=parse_limit(config["MCP_SESSION_RATE_LIMIT"]),
+            max_sessions=max_sessions,
+            store_high_water=_fraction(config, "MCP_STORE_HIGH_WATER"),
+            cache_config=_cache_config(config, _CACHE_PREFIX, max_sessions),
+            ephemeral_cache_overrides=_cache_config(config, _EPHEMERAL_PREFIX, None),
         )
 
 
@@ -199,6 +223,31 @@ def _optional_positive(config: t.Mapping[str, t.Any], key: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{key} must be a positive integer or None, not {value!r}")
     return value
+
+
+def _cache_config(config: t.Mapping[str, t.Any], prefix: str, max_sessions: int | None) -> dict[str, t.Any]:
+    """``CACHE_*`` settings from the keys starting with *prefix*; ``None`` values are left out."""
+    found = {"CACHE_" + key[len(prefix) :]: value for key, value in config.items() if key.startswith(prefix)}
+    if max_sessions is not None:
+        # Room for every session and its owner's index entry: SimpleCache
+        # must never reach its threshold (and evict) before MCP_MAX_SESSIONS
+        # makes new sessions wait.
+        threshold = found.get("CACHE_THRESHOLD")
+        if threshold is None:
+            found["CACHE_THRESHOLD"] = 2 * max_sessions
+        elif threshold < 2 * max_sessions:
+            raise ValueError(
+                f"MCP_CACHE_THRESHOLD ({threshold}) must be at least twice MCP_MAX_SESSIONS ({max_sessions}): "
+                "below that the session cache evicts live sessions instead of refusing new ones"
+            )
+    return {key: value for key, value in found.items() if value is not None}
+
+
+def _fraction(config: t.Mapping[str, t.Any], key: str) -> float:
+    value = config[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise ValueError(f"{key} must be a number in (0, 1], not {value!r}")
+    return float(value)
 
 
 def _optional_number(config: t.Mapping[str, t.Any], key: str) -> float | None:

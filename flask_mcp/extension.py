@@ -72,6 +72,11 @@ class MCP:
     :param cache: a flask-caching :class:`~flask_caching.Cache` already set up
         on the app, to hold sessions; by default the extension builds its own
         from the ``MCP_CACHE_*`` keys.
+    :param ephemeral_cache: a flask-caching :class:`~flask_caching.Cache`
+        already set up on the app, for short-lived entries (answers,
+        cancellations, stream events, rate-limit counters, spilled results);
+        by default one configured like the session cache, with the key prefix
+        ``<MCP_CACHE_KEY_PREFIX>e:`` and ``MCP_EPHEMERAL_CACHE_*`` applied.
     :param blueprint_name: name of :attr:`blueprint` (and its endpoint prefix).
     :param transaction: what tools registered with ``atomic=True`` run in:
         a session with ``commit()``/``rollback()`` (Flask-SQLAlchemy's
@@ -93,6 +98,7 @@ class MCP:
         title: str | None = None,
         instructions: str | None = None,
         cache: Cache | None = None,
+        ephemeral_cache: Cache | None = None,
         blueprint_name: str = "mcp",
         auth: AuthBackend | None = None,
         transaction: Transaction | None = None,
@@ -103,6 +109,7 @@ class MCP:
         self.title = title
         self.instructions = instructions
         self.cache = cache
+        self.ephemeral_cache = ephemeral_cache
         self.auth = auth
         #: The hook ``atomic=True`` tools run in; see :func:`flask_mcp.execution.in_transaction`.
         self.transaction = transaction
@@ -154,7 +161,8 @@ class MCP:
                 return
             raise RuntimeError("another MCP extension is already set up on this app")
         settings = Settings.from_app(app)
-        state = build_state(self, app, settings, self._session_cache(app, settings))
+        session_cache = self._session_cache(app, settings)
+        state = build_state(self, app, settings, session_cache, self._ephemeral_cache(app, settings, session_cache))
         if getattr(self, "auth", None) is not None or app.config.get("MCP_AUTH_TOKENS"):
             strict = settings.require_permissions or self._unprotected_tools == "error"
             check_protected(self.registry.tools.values(), self.default_permissions, strict=strict)
@@ -171,14 +179,40 @@ class MCP:
         if cache is None:
             cache = Cache()
             cache.init_app(app, config=settings.cache_config)
+        return self._checked_cache(app, cache, settings.stateless)
+
+    @staticmethod
+    def _checked_cache(app: Flask, cache: Cache, stateless: bool = False) -> Cache:
         backend = app.extensions.get("cache", {}).get(cache)
         if backend is None:
             raise RuntimeError("the Cache passed to MCP(cache=...) must be set up on the app first (cache.init_app)")
-        if isinstance(backend, NullCache) and not settings.stateless:
+        if isinstance(backend, NullCache) and not stateless:
             raise RuntimeError(
                 "MCP sessions cannot live in a NullCache: set MCP_CACHE_TYPE (SimpleCache, RedisCache, ...) "
                 "or MCP_STATELESS = True"
             )
+        return cache
+
+    def _ephemeral_cache(self, app: Flask, settings: Settings, session_cache: Cache) -> Cache:
+        """A cache of its own for short-lived entries, configured like the session cache.
+
+        Answers, cancellations, stream events, counters and spilled results
+        come and go with requests; kept apart from the sessions, no number of
+        them can push a session out (SimpleCache evicts per instance), and on
+        Redis a separate key prefix keeps them apart.
+        """
+        if self.ephemeral_cache is not None:
+            return self._checked_cache(app, self.ephemeral_cache, settings.stateless)
+        if self.cache is None:
+            config = dict(settings.cache_config)
+        else:
+            # A cache the app built: what init_app gave it, as flask-caching merges it.
+            config = {key: value for key, value in app.config.items() if key.startswith("CACHE_")}
+            config.update(getattr(session_cache, "config", None) or {})
+        config["CACHE_KEY_PREFIX"] = str(config.get("CACHE_KEY_PREFIX") or "") + "e:"
+        config.update(settings.ephemeral_cache_overrides)
+        cache = Cache()
+        cache.init_app(app, config=config)
         return cache
 
     def _handle_exception(self, exc: Exception) -> Response:

@@ -36,6 +36,10 @@ PERMISSION_DENIED = -31403
 #: flask_mcp: a rate limit was exceeded; ``data.retryAfter`` is in seconds.
 #: The HTTP transport answers it with 429 and ``Retry-After``.
 RATE_LIMITED = -31429
+#: flask_mcp: the server cannot take the request now (its session store is
+#: full or unreachable); ``data.retryAfter`` is in seconds. The HTTP
+#: transport answers it with 503 and ``Retry-After``.
+SERVICE_UNAVAILABLE = -31503
 
 RequestId = t.Union[str, int]
 

@@ -2,17 +2,27 @@
 
 A handler that sent the client a request waits for the answer here; the
 answer arrives on another POST, possibly in another thread, process or host.
-Everything is kept in the session cache, never in process memory.
+Everything is kept in the (ephemeral) cache, never in process memory.
+
+Nothing a client sends can make the mailbox keep more than the server asked
+for: answers are kept only for requests the server sent, cancellations only
+for requests in flight. In-flight markers live as long as the worker that
+holds them: a heartbeat renews them every third of :attr:`Mailbox.inflight_ttl`,
+so a worker that dies frees its ids within that time instead of locking them.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 import typing as t
 
 from flask_caching import Cache
 
 __all__ = ["Mailbox"]
+
+logger = logging.getLogger("flask_mcp")
 
 
 class Mailbox:
@@ -23,15 +33,23 @@ class Mailbox:
     in another thread, process or host, and is dropped here. The same goes
     for cancellations and for the ids of requests in flight.
 
-    :param cache: the session cache.
+    :param cache: the ephemeral cache.
     :param ttl: how long an undelivered entry is kept, in seconds.
     :param poll_interval: how often a waiting handler looks for its answer.
+    :param inflight_ttl: seconds an in-flight marker outlives the last
+        heartbeat of the worker holding it.
     """
 
-    def __init__(self, cache: Cache, ttl: int, poll_interval: float = 0.02) -> None:
+    def __init__(self, cache: Cache, ttl: int, poll_interval: float = 0.02, *, inflight_ttl: int = 60) -> None:
         self.cache = cache
         self.ttl = ttl
         self.poll_interval = poll_interval
+        self.inflight_ttl = inflight_ttl
+        # In-flight markers this process holds, with the backend to renew them
+        # in (the heartbeat runs outside any app context, where ``cache`` is unusable).
+        self._held: dict[str, t.Any] = {}
+        self._held_lock = threading.Lock()
+        self._heartbeat: threading.Thread | None = None
 
     def expect(self, session_id: str, request_id: str) -> None:
         """Announce that *request_id* awaits an answer (only expected answers are kept)."""
@@ -63,18 +81,70 @@ class Mailbox:
         finally:
             self.cache.delete_many(key, f"await:{session_id}:{request_id}")
 
-    def cancel(self, session_id: str, request_id: t.Any) -> None:
-        """Record ``notifications/cancelled`` for a request of the session."""
-        self.cache.set(f"cancel:{session_id}:{request_id!r}", True, timeout=self.ttl)
+    def cancel(self, session_id: str, request_id: t.Any) -> bool:
+        """Record ``notifications/cancelled`` for a request of the session in flight.
+
+        A cancellation of an unknown or finished request writes nothing, so a
+        client cannot fill the cache by cancelling ids it never sent.
+
+        :returns: whether the request was in flight.
+        """
+        if not self.cache.get(_inflight(session_id, request_id)):
+            return False
+        self.cache.set(_cancel(session_id, request_id), True, timeout=self.ttl)
+        return True
 
     def is_cancelled(self, session_id: str, request_id: t.Any) -> bool:
         """Whether the client cancelled that request."""
-        return bool(self.cache.get(f"cancel:{session_id}:{request_id!r}"))
+        return bool(self.cache.get(_cancel(session_id, request_id)))
 
     def claim(self, session_id: str, request_id: t.Any) -> bool:
         """Mark a request id in flight; ``False`` if the session already has one with that id."""
-        return bool(self.cache.add(f"inflight:{session_id}:{request_id!r}", True, timeout=self.ttl))
+        key = _inflight(session_id, request_id)
+        if not self.cache.add(key, True, timeout=self.inflight_ttl):
+            return False
+        with self._held_lock:
+            self._held[key] = self.cache.cache
+            if self._heartbeat is None:
+                self._heartbeat = threading.Thread(target=self._beat_while_held, name="mcp-inflight", daemon=True)
+                self._heartbeat.start()
+        return True
 
     def release(self, session_id: str, request_id: t.Any) -> None:
         """The request is answered: its id may be used again."""
-        self.cache.delete_many(f"inflight:{session_id}:{request_id!r}", f"cancel:{session_id}:{request_id!r}")
+        key = _inflight(session_id, request_id)
+        with self._held_lock:
+            self._held.pop(key, None)
+        self.cache.delete_many(key, _cancel(session_id, request_id))
+
+    def beat(self) -> None:
+        """Renew every in-flight marker this process holds (the heartbeat's one step)."""
+        with self._held_lock:
+            held = list(self._held.items())
+        for key, backend in held:
+            try:
+                backend.set(key, True, timeout=self.inflight_ttl)
+                with self._held_lock:
+                    released = key not in self._held
+                if released:  # released while being renewed: do not leave it behind
+                    backend.delete(key)
+            except Exception:  # the store is down: the next beat tries again
+                logger.warning("could not renew the in-flight marker %r", key, exc_info=True)
+
+    def _beat_while_held(self) -> None:
+        while True:
+            time.sleep(self.inflight_ttl / 3)
+            with self._held_lock:
+                if not self._held:
+                    self._heartbeat = None
+                    return
+            self.beat()
+
+
+def _inflight(session_id: str, request_id: t.Any) -> str:
+    # repr: 1 and "1" are different JSON-RPC ids.
+    return f"inflight:{session_id}:{request_id!r}"
+
+
+def _cancel(session_id: str, request_id: t.Any) -> str:
+    return f"cancel:{session_id}:{request_id!r}"

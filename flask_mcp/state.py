@@ -18,7 +18,9 @@ from flask_caching import Cache
 from flask_caching.backends import NullCache
 from werkzeug.exceptions import HTTPException
 
+from .admission import SessionAdmission
 from .auth import AuthGate, StaticTokenBackend
+from .capacity import capacity_of
 from .config import Settings
 from .errors import NotFoundError, ToolError
 from .events import EventLog
@@ -49,6 +51,8 @@ class MCPState:
     events: EventLog | None = None
     #: The authentication of the HTTP surfaces; ``None`` when none is configured.
     auth: AuthGate | None = None
+    #: The checks before a session is created; ``None`` when stateless.
+    admission: SessionAdmission | None = None
 
 
 def _app_is_debug() -> bool:
@@ -72,7 +76,7 @@ def _remote_addr() -> str | None:
 
 
 def _limiter(app: Flask, cache: Cache) -> CacheRateLimiter | None:
-    # Rate limits count in the session cache, shared by every worker using it.
+    # Rate limits count in the ephemeral cache, shared by every worker using it.
     # A NullCache (stateless apps may run with one) would count nothing: the
     # server then falls back to counting in this process.
     if isinstance(app.extensions.get("cache", {}).get(cache), NullCache):
@@ -95,9 +99,14 @@ def _invoke_in_app(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.
         raise error(detail) from exc
 
 
-def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache) -> MCPState:
-    """Build the per-app state of *mcp* on *app*; *cache* holds every piece of cross-request state."""
-    sessions = mailbox = events = None
+def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemeral: Cache) -> MCPState:
+    """Build the per-app state of *mcp* on *app*.
+
+    *cache* holds the sessions; *ephemeral* every short-lived piece of
+    cross-request state, so that none of it can ever evict a session.
+    """
+    sessions = mailbox = events = admission = None
+    limiter = _limiter(app, ephemeral)
     if not settings.stateless:
         sessions = SessionStore(
             cache,
@@ -105,8 +114,14 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache) -> MCPSt
             max_age=settings.session_max_age,
             per_owner=settings.sessions_per_principal,
         )
-        mailbox = Mailbox(cache, max(settings.session_ttl, int(settings.client_request_timeout) + 60))
-        events = EventLog(cache, settings.session_ttl)
+        # Shorter-lived than any session: a Redis evicting by nearest expiry
+        # (volatile-ttl) takes these before a session in use.
+        mailbox = Mailbox(ephemeral, int(settings.client_request_timeout) + 60)
+        events = EventLog(ephemeral, settings.session_ttl)
+        capacity = capacity_of(
+            app.extensions["cache"][cache], max_entries=settings.max_sessions, high_water=settings.store_high_water
+        )
+        admission = SessionAdmission(limiter, settings.session_rate_limit, capacity)
     server = Server(
         mcp.registry,
         name=mcp.name or app.name,
@@ -118,11 +133,11 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache) -> MCPSt
         invoke=_invoke_in_app,
         client_request_timeout=settings.client_request_timeout,
         transaction=mcp.transaction,
-        result_store=CacheResultStore(cache),
+        result_store=CacheResultStore(ephemeral),
         current_request=_current_request,
         default_permissions=mcp.default_permissions,
         filter_listings=settings.filter_listings_by_permissions,
-        limiter=_limiter(app, cache),
+        limiter=limiter,
         rate_limit=settings.rate_limit,
         client_key=_remote_addr,
     )
@@ -130,4 +145,4 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache) -> MCPSt
     if backend is None and settings.auth_tokens:
         backend = StaticTokenBackend(settings.auth_tokens, api_key_header=settings.auth_api_key_header)
     auth = AuthGate(backend, settings) if backend is not None else None
-    return MCPState(mcp, settings, server, sessions, mailbox, events, auth)
+    return MCPState(mcp, settings, server, sessions, mailbox, events, auth, admission)

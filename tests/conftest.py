@@ -4,6 +4,8 @@ redis-server."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import shutil
 import socket
 import subprocess
@@ -98,15 +100,15 @@ def _wait_for_line(process: subprocess.Popen[bytes], marker: str, timeout: float
         pytest.fail(str(exc))
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> t.Iterator[str]:
-    """A real redis-server on a free port, for the duration of the test session."""
+@contextlib.contextmanager
+def redis_server(*options: str) -> t.Iterator[str]:
+    """A real redis-server on a free loopback port, with extra command-line *options*; yields its URL."""
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip("redis-server is not installed (Debian package redis-server); .ci/run installs it")
     port = free_port()
     process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -116,6 +118,32 @@ def redis_url() -> t.Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> t.Iterator[str]:
+    """A real redis-server on a free port, for the duration of the test session."""
+    with redis_server() as url:
+        yield url
+
+
+#: When a :class:`Clock` starts (seconds since the epoch).
+START = 1_700_000_000.0
+
+
+class Clock:
+    """A controllable stand-in for ``time.time`` (and for the ``time`` module)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+    __call__ = time
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 @pytest.fixture
@@ -155,3 +183,13 @@ def prefix() -> str:
 @pytest.fixture
 def workers(redis_url: str, prefix: str) -> tuple[Flask, Flask]:
     return worker_app(redis_url, prefix), worker_app(redis_url, prefix)
+
+
+@pytest.fixture
+def cache_clock(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """A fake clock for the expiry checks of the ``cache`` fixture's backend."""
+    clock = Clock(START)
+    backend_module = importlib.import_module(type(cache.cache).get.__module__)
+    assert callable(getattr(backend_module, "time", None)), "the cache backend no longer reads time()"
+    monkeypatch.setattr(backend_module, "time", clock.time)
+    return clock

@@ -22,14 +22,33 @@ def test_defaults() -> None:
     assert result.cache_config == {
         "CACHE_TYPE": "SimpleCache",
         "CACHE_KEY_PREFIX": "flask_mcp:",
-        "CACHE_THRESHOLD": 10000,
+        "CACHE_THRESHOLD": 20000,
     }
+    assert result.ephemeral_cache_overrides == {"CACHE_THRESHOLD": 50000}
+    assert (result.max_sessions, result.store_high_water) == (10000, 0.9)
 
 
 def test_cache_keys_are_passed_on_without_their_prefix() -> None:
     result = settings(MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL="redis://x:1/0", CACHE_TYPE="NullCache")
     assert result.cache_config["CACHE_TYPE"] == "RedisCache"
     assert result.cache_config["CACHE_REDIS_URL"] == "redis://x:1/0"
+
+
+def test_the_session_cache_threshold_follows_the_session_cap() -> None:
+    """SimpleCache must never reach its threshold (and evict) before MCP_MAX_SESSIONS refuses newcomers."""
+    assert settings(MCP_MAX_SESSIONS=50).cache_config["CACHE_THRESHOLD"] == 100
+    assert settings(MCP_MAX_SESSIONS=50, MCP_CACHE_THRESHOLD=500).cache_config["CACHE_THRESHOLD"] == 500
+    with pytest.raises(ValueError, match=r"MCP_CACHE_THRESHOLD .* at least twice MCP_MAX_SESSIONS"):
+        settings(MCP_MAX_SESSIONS=50, MCP_CACHE_THRESHOLD=99)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("MCP_MAX_SESSIONS", 0), ("MCP_MAX_SESSIONS", None), ("MCP_STORE_HIGH_WATER", 0), ("MCP_STORE_HIGH_WATER", 1.5)],
+)
+def test_session_load_settings_are_checked(key: str, value: object) -> None:
+    with pytest.raises(ValueError, match=key):
+        settings(**{key: value})
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from flask import Flask
 from flask_caching import Cache
 
 from flask_mcp.mailbox import Mailbox
+from tests.conftest import Clock
 
 TTL = 600
 
@@ -79,12 +80,55 @@ def test_mailbox_answer_from_another_thread(mailbox: Mailbox, cache: Cache) -> N
 
 def test_mailbox_cancellations_are_per_session_and_id(mailbox: Mailbox) -> None:
     """1 and "1" are different JSON-RPC ids; release clears a cancellation."""
-    mailbox.cancel("s1", 1)
+    mailbox.claim("s1", 1)
+    assert mailbox.cancel("s1", 1)
     assert mailbox.is_cancelled("s1", 1)
     assert not mailbox.is_cancelled("s1", "1")
     assert not mailbox.is_cancelled("s2", 1)
     mailbox.release("s1", 1)
     assert not mailbox.is_cancelled("s1", 1)
+
+
+@pytest.mark.parametrize("finished", [False, True])
+def test_cancelling_what_is_not_in_flight_writes_nothing(mailbox: Mailbox, cache: Cache, finished: bool) -> None:
+    """Unknown and finished requests: a flood of such cancellations leaves the cache as it was."""
+    if finished:
+        mailbox.claim("s1", 7)
+        mailbox.release("s1", 7)
+    before = dict(cache.cache._cache)
+    assert not any(mailbox.cancel("s1", f"never-sent-{n}") for n in range(1000))
+    assert not mailbox.cancel("s1", 7)
+    assert cache.cache._cache == before
+
+
+def test_a_live_worker_keeps_its_ids_and_a_dead_one_frees_them(cache: Cache, cache_clock: Clock) -> None:
+    """In-flight markers outlive inflight_ttl only while their worker's heartbeat renews them."""
+    live, dead = (Mailbox(cache, ttl=TTL, inflight_ttl=30) for _ in range(2))
+    assert live.claim("s1", "a") and dead.claim("s1", "b")
+    for _ in range(5):  # two and a half minutes, with a beat every 20 s of the live worker
+        cache_clock.advance(20)
+        live.beat()
+    assert not live.claim("s1", "a")  # still in flight
+    assert live.claim("s1", "b")  # the dead worker's id expired
+    live.release("s1", "a")
+    assert live.claim("s1", "a")
+
+
+def test_a_release_during_a_beat_is_not_undone(mailbox: Mailbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A marker released while the heartbeat renews it is deleted again, not left to block the id."""
+    mailbox.claim("s1", 1)
+    backend = mailbox.cache.cache
+    original = backend.set
+
+    def set_then_release(key: str, value: t.Any, timeout: int | None = None) -> bool:
+        result = original(key, value, timeout=timeout)
+        mailbox.release("s1", 1)
+        return bool(result)
+
+    monkeypatch.setattr(backend, "set", set_then_release)
+    mailbox.beat()
+    monkeypatch.undo()
+    assert mailbox.claim("s1", 1)
 
 
 @pytest.mark.parametrize(("request_id", "other"), [(7, "7"), ("7", 7), ("srv", "srv2")])
@@ -108,7 +152,7 @@ def test_mailbox_across_workers(workers: tuple[Flask, Flask]) -> None:
     with b.app_context():
         assert box_b.deliver("s1", "srv-9", {"result": {"ok": True}})
         assert not box_b.claim("s1", 5)
-        box_b.cancel("s1", 5)
+        assert box_b.cancel("s1", 5)
     with a.app_context():
         assert box_a.is_cancelled("s1", 5)
         assert box_a.wait("s1", "srv-9", 5, never) == {"result": {"ok": True}}

@@ -82,6 +82,8 @@ class Gates:
         self.release = threading.Event()
         self._started = 0
         self._condition = threading.Condition()
+        #: What tools reported as they ended (a cancelled request's answer never reaches the client).
+        self.outcomes: queue.Queue[t.Any] = queue.Queue()
 
     def enter(self) -> None:
         with self._condition:
@@ -128,7 +130,9 @@ def build(gates: Gates) -> MCP:
         try:
             answer = ctx.elicit("Tell us about you", Survey)
         except MCPError as exc:
-            return {"action": "error", "content": {"code": exc.code, "message": exc.message}}
+            failed = {"action": "error", "content": {"code": exc.code, "message": exc.message}}
+            gates.outcomes.put(failed)
+            return failed
         return {"action": answer.action, "content": answer.content}
 
     @server.tool
@@ -152,11 +156,11 @@ def build(gates: Gates) -> MCP:
         """Poll ctx.cancelled until cancelled or released (bounded)."""
         gates.enter()
         for _ in range(MAX_POLLS):
-            if ctx.cancelled:
-                return "cancelled"
-            if gates.release.wait(POLL):
+            if ctx.cancelled or gates.release.wait(POLL):
                 break
-        return "cancelled" if ctx.cancelled else "finished"
+        outcome = "cancelled" if ctx.cancelled else "finished"
+        gates.outcomes.put(outcome)
+        return outcome
 
     return server
 
@@ -688,8 +692,15 @@ def test_cancellation_reaches_the_running_tool(served: Served, target: str, expe
     if expected == "finished":
         gates.release.set()  # only an unaffected tool is let go; a cancelled one must stop by itself
     reply = running.result()
+    assert gates.outcomes.get(timeout=WAIT) == expected
     assert reply.status == 200
-    assert reply.json()["result"]["content"] == [{"type": "text", "text": expected}]
+    if expected == "cancelled":
+        # The specification: no response to a cancelled request. The answer is an event stream that ends without one.
+        assert reply.headers["Content-Type"] == "text/event-stream"
+        events = list(read_events(reply.body.splitlines(keepends=True)))
+        assert [event.fields.get("data") for event in events] == [""]  # the priming event only
+    else:
+        assert reply.json()["result"]["content"] == [{"type": "text", "text": expected}]
     # The cancellation ended with its request: the same id later runs normally.
     gates.release.set()
     again = endpoint.post(call("linger", request_id=21), session_id)
@@ -716,8 +727,11 @@ def cancel_while_eliciting(
             cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 31}}
             assert endpoint.post(cancel, session_id).status == 202
             events.extend(stream)
-    messages = check_stream(checker, events, 31)
-    return t.cast(dict[str, t.Any], messages[-1]["result"]["structuredContent"])
+    # The stream ends without a response to the cancelled request.
+    *_, last = events
+    checker.check("ServerRequest", last.message)
+    assert last.message["method"] == "elicitation/create"
+    return t.cast(dict[str, t.Any], gates.outcomes.get(timeout=WAIT))
 
 
 def test_cancellation_ends_the_wait_for_an_answer(

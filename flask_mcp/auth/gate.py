@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, current_app, request
 
 from .. import jsonrpc
-from ..jsonrpc import PERMISSION_DENIED, RATE_LIMITED
+from ..jsonrpc import PERMISSION_DENIED, RATE_LIMITED, SERVICE_UNAVAILABLE
 from ..principal import Principal
 from .base import AuthBackend
 
@@ -130,8 +130,9 @@ def error_status(error: t.Any, gate: AuthGate | None) -> tuple[int, dict[str, st
     """Status and headers for a JSON-RPC error object the core returned, or ``None`` to keep 200.
 
     ``PERMISSION_DENIED`` is a 403 with an ``insufficient_scope`` challenge
-    naming ``data.requiredScopes``; ``RATE_LIMITED`` is a 429 with
-    ``Retry-After`` (``data.retryAfter`` rounded up to whole seconds).
+    naming ``data.requiredScopes``; ``RATE_LIMITED`` is a 429 and
+    ``SERVICE_UNAVAILABLE`` a 503, both with ``Retry-After``
+    (``data.retryAfter`` rounded up to whole seconds).
     """
     if not isinstance(error, dict):
         return None
@@ -145,12 +146,12 @@ def error_status(error: t.Any, gate: AuthGate | None) -> tuple[int, dict[str, st
         else:
             challenge = 'Bearer error="insufficient_scope"' + (f', scope="{" ".join(scopes)}"' if scopes else "")
         return 403, {"WWW-Authenticate": challenge}
-    if code == RATE_LIMITED:
+    if code in (RATE_LIMITED, SERVICE_UNAVAILABLE):
         retry = data.get("retryAfter")
         headers = {}
         if isinstance(retry, (int, float)) and not isinstance(retry, bool) and math.isfinite(retry):
             headers["Retry-After"] = str(max(0, math.ceil(retry)))
-        return 429, headers
+        return (429 if code == RATE_LIMITED else 503), headers
     return None
 
 

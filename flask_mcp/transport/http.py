@@ -17,6 +17,7 @@ from flask import Response, current_app, request
 from .. import jsonrpc
 from ..auth.gate import Unauthorized, error_status
 from ..jsonrpc import INVALID_REQUEST, MCPError
+from ..ratelimit import caller_key
 from ..server import ClientState
 from ..versions import DEFAULT_NEGOTIATED_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from . import streaming
@@ -229,6 +230,12 @@ def _initialize(
             f"{SESSION_HEADER} to start a new session",
             msg_id=message.id,
         )
+    if state.admission is not None:
+        # Before the session exists: a full store refuses newcomers rather than evict anybody.
+        try:
+            state.admission.admit(caller_key(principal, state.server.client_key))
+        except MCPError as exc:
+            return json_answer(state, jsonrpc.failure(message.id, exc))
     client = ClientState()
     response = t.cast(dict[str, t.Any], state.server.handle(message, client, principal=principal))
     headers = {}

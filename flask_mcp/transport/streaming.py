@@ -175,11 +175,17 @@ def respond(
             elif client.changed and session_id is not None and state.sessions is not None:
                 state.sessions.save(session_id, client)
         finally:
+            # Read before release, which clears the cancellation with the in-flight marker.
+            cancelled = channel.cancelled()
             if mailbox is not None and session_id is not None:
                 mailbox.release(session_id, message.id)
-            if response is None:
-                response = jsonrpc.failure(message.id, state.server.internal_error(RuntimeError("handler failed")))
-            channel.finish(response)
+            if cancelled:
+                # The specification: a cancelled request gets no response; its stream just ends.
+                channel.close_stream()
+            else:
+                if response is None:
+                    response = jsonrpc.failure(message.id, state.server.internal_error(RuntimeError("handler failed")))
+                channel.finish(response)
 
     threading.Thread(target=work, name=f"mcp-request-{message.id}", daemon=True).start()
     first = channel.outbox.get()
