@@ -70,8 +70,8 @@ DEFAULTS: dict[str, t.Any] = {
     # flask-caching backend of the session store (any CACHE_* key works as MCP_CACHE_*).
     "MCP_CACHE_TYPE": "SimpleCache",
     "MCP_CACHE_KEY_PREFIX": "flask_mcp:",
-    # Entries the session cache holds before SimpleCache evicts; None: twice
-    # MCP_MAX_SESSIONS, so that new sessions are refused before any is evicted.
+    # Entries the session cache holds before SimpleCache evicts; None: four
+    # times MCP_MAX_SESSIONS, so that new sessions are refused before any is evicted.
     "MCP_CACHE_THRESHOLD": None,
     # Static bearer tokens: {token or "sha256:<hex>": subject or {"subject", "scopes"}};
     # None configures no static backend (MCP(auth=...) may give another).
@@ -107,6 +107,8 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_MAX_SESSIONS": 10000,
     # Fraction of Redis's maxmemory past which initialize gets 503 (before Redis evicts).
     "MCP_STORE_HIGH_WATER": 0.9,
+    # Resource URIs one session may subscribe to at once.
+    "MCP_MAX_SUBSCRIPTIONS": 100,
     # Short-lived entries (answers, cancellations, in-flight ids, stream events,
     # rate-limit counters, spilled results) live in a cache of their own, so
     # they can never evict a session. It is configured like the session cache
@@ -162,6 +164,7 @@ class Settings:
     session_rate_limit: Limit | None = None
     max_sessions: int = 10000
     store_high_water: float = 0.9
+    max_subscriptions: int | None = 100
     #: ``CACHE_*`` overrides of the ephemeral cache (``MCP_EPHEMERAL_CACHE_*``), ``None`` values left out.
     ephemeral_cache_overrides: dict[str, t.Any] = dataclasses.field(default_factory=dict)
 
@@ -211,6 +214,7 @@ class Settings:
             session_rate_limit=parse_limit(config["MCP_SESSION_RATE_LIMIT"]),
             max_sessions=max_sessions,
             store_high_water=_fraction(config, "MCP_STORE_HIGH_WATER"),
+            max_subscriptions=_optional_positive(config, "MCP_MAX_SUBSCRIPTIONS"),
             cache_config=_cache_config(config, _CACHE_PREFIX, max_sessions),
             ephemeral_cache_overrides=_cache_config(config, _EPHEMERAL_PREFIX, None),
         )
@@ -229,15 +233,17 @@ def _cache_config(config: t.Mapping[str, t.Any], prefix: str, max_sessions: int 
     """``CACHE_*`` settings from the keys starting with *prefix*; ``None`` values are left out."""
     found = {"CACHE_" + key[len(prefix) :]: value for key, value in config.items() if key.startswith(prefix)}
     if max_sessions is not None:
-        # Room for every session and its owner's index entry: SimpleCache
-        # must never reach its threshold (and evict) before MCP_MAX_SESSIONS
-        # makes new sessions wait.
+        # New sessions are admitted while the cache holds fewer than
+        # MCP_MAX_SESSIONS entries, and each one adds at most four (its
+        # record, its owner's index, its subscription list and that list's
+        # lock): at four times the cap, SimpleCache never reaches its
+        # threshold, where it would evict.
         threshold = found.get("CACHE_THRESHOLD")
         if threshold is None:
-            found["CACHE_THRESHOLD"] = 2 * max_sessions
-        elif threshold < 2 * max_sessions:
+            found["CACHE_THRESHOLD"] = 4 * max_sessions
+        elif threshold < 4 * max_sessions:
             raise ValueError(
-                f"MCP_CACHE_THRESHOLD ({threshold}) must be at least twice MCP_MAX_SESSIONS ({max_sessions}): "
+                f"MCP_CACHE_THRESHOLD ({threshold}) must be at least four times MCP_MAX_SESSIONS ({max_sessions}): "
                 "below that the session cache evicts live sessions instead of refusing new ones"
             )
     return {key: value for key, value in found.items() if value is not None}

@@ -14,6 +14,7 @@ import asyncio
 import dataclasses
 import inspect
 import logging
+import threading
 import typing as t
 
 from . import jsonrpc
@@ -41,13 +42,62 @@ from .versions import DEFAULT_NEGOTIATED_VERSION
 __all__ = [
     "Call",
     "ClientState",
+    "LocalSubscriptions",
     "Server",
+    "Subscriptions",
 ]
 
 logger = logging.getLogger("flask_mcp")
 
 Invoker = t.Callable[[t.Callable[..., t.Any], dict[str, t.Any]], t.Any]
 Component = t.Union[Tool, Resource, ResourceTemplate, Prompt]
+
+
+class Subscriptions(t.Protocol):
+    """The resource URIs one client subscribed to, wherever the transport keeps them.
+
+    Kept apart from the rest of :class:`ClientState`: a session's
+    subscriptions are read only when an update is sent, not on every
+    request, and changing them must be atomic however many requests of the
+    session run at once.
+    """
+
+    def add(self, uri: str, limit: int | None) -> bool:
+        """Subscribe to *uri*; ``False`` (and nothing changed) when *limit* URIs are subscribed already."""
+        ...
+
+    def discard(self, uri: str) -> None:
+        """Unsubscribe from *uri*, if subscribed."""
+        ...
+
+    def __contains__(self, uri: object) -> bool: ...
+
+
+class LocalSubscriptions:
+    """:class:`Subscriptions` in process memory, for a connection that lives in one process (stdio)."""
+
+    def __init__(self, uris: t.Iterable[str] = ()) -> None:
+        self._uris: dict[str, None] = dict.fromkeys(uris)
+        self._lock = threading.Lock()
+
+    def add(self, uri: str, limit: int | None) -> bool:
+        """Subscribe to *uri* unless *limit* others are subscribed."""
+        with self._lock:
+            if uri not in self._uris and limit is not None and len(self._uris) >= limit:
+                return False
+            self._uris[uri] = None
+            return True
+
+    def discard(self, uri: str) -> None:
+        """Unsubscribe from *uri*."""
+        with self._lock:
+            self._uris.pop(uri, None)
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self._uris
+
+    def __iter__(self) -> t.Iterator[str]:
+        return iter(list(self._uris))
 
 
 @dataclasses.dataclass
@@ -63,8 +113,9 @@ class ClientState:
     client_info: dict[str, t.Any] | None = None
     capabilities: dict[str, t.Any] = dataclasses.field(default_factory=dict)
     log_level: str | None = None
-    #: Resource URIs the client subscribed to.
-    subscriptions: list[str] = dataclasses.field(default_factory=list)
+    #: Resource URIs the client subscribed to; not persisted with the rest
+    #: (the transport supplies a store-backed set for sessions).
+    subscriptions: Subscriptions = dataclasses.field(default_factory=LocalSubscriptions, compare=False)
     #: Set by handlers that modified the state; not persisted.
     changed: bool = dataclasses.field(default=False, compare=False)
     #: The transport's session id, if any; not persisted.
@@ -79,8 +130,6 @@ class ClientState:
             data["c"] = self.capabilities
         if self.log_level:
             data["l"] = self.log_level
-        if self.subscriptions:
-            data["s"] = self.subscriptions
         return data
 
     @classmethod
@@ -91,7 +140,6 @@ class ClientState:
             client_info=data.get("i"),
             capabilities=data.get("c") or {},
             log_level=data.get("l"),
-            subscriptions=list(data.get("s") or ()),
         )
 
 
@@ -169,6 +217,8 @@ class Server:
         together (``MCP_RATE_LIMIT``); tools' own ``rate_limit`` apply too.
     :param client_key: tells anonymous callers apart for rate limits (the
         HTTP transport gives the remote address).
+    :param max_subscriptions: resource URIs one client may subscribe to at
+        once (``MCP_MAX_SUBSCRIPTIONS``); ``None`` for no limit.
     """
 
     def __init__(
@@ -191,6 +241,7 @@ class Server:
         limiter: RateLimiter | None = None,
         rate_limit: str | Limit | None = None,
         client_key: t.Callable[[], str | None] | None = None,
+        max_subscriptions: int | None = 100,
     ) -> None:
         self.registry = registry
         self.name = name
@@ -211,6 +262,7 @@ class Server:
         self.limiter = limiter
         self.rate_limit = parse_limit(rate_limit)
         self.client_key = client_key
+        self.max_subscriptions = max_subscriptions
 
     def current_request(self) -> t.Any:
         """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""

@@ -7,20 +7,29 @@ production) can serve any request of a session.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import secrets
 import time
 import typing as t
+from time import monotonic, sleep
 
 from flask_caching import Cache
 
 from .server import ClientState
 
-__all__ = ["Session", "SessionStore"]
+__all__ = ["CacheSubscriptions", "Session", "SessionStore"]
 
 _KEY = "session:"
 _OWNER_KEY = "owner:"
+_SUBSCRIPTIONS_KEY = "subs:"
+#: How long subscriptions outlive their session at most when sessions have no absolute lifetime.
+_SUBSCRIPTIONS_TTL = 86400
+#: Seconds a holder keeps a subscription list's lock at most (it holds it for two round trips).
+_LOCK_TTL = 5
+#: Seconds a writer waits for that lock before giving up.
+_LOCK_WAIT = 10.0
 
 
 def _now() -> float:
@@ -101,6 +110,7 @@ class SessionStore:
         if self.max_age is not None and now - created > self.max_age:
             return None
         session = Session(session_id, ClientState.from_dict(record), owner, created)
+        session.state.subscriptions = self.subscriptions(session_id)
         if now - record.get("t", 0) > self._refresh_after:
             self.store(session)
         return session
@@ -130,8 +140,12 @@ class SessionStore:
         record = self.cache.get(key)
         if not isinstance(record, dict) or record.get("_o") != owner:
             return False
-        self.cache.delete(key)
+        self.cache.delete_many(key, _SUBSCRIPTIONS_KEY + session_id)
         return True
+
+    def subscriptions(self, session_id: str) -> CacheSubscriptions:
+        """The resource subscriptions of session *session_id*, kept next to it in the cache."""
+        return CacheSubscriptions(self.cache, session_id, self.max_age or _SUBSCRIPTIONS_TTL)
 
     def _timeout(self, session: Session) -> int:
         if self.max_age is None:
@@ -172,3 +186,65 @@ class SessionStore:
         if evicted:
             self.cache.delete_many(*(_KEY + session_id for session_id, _ in evicted))
         self.cache.set(key, entries, timeout=self.max_age or 0)
+
+
+class CacheSubscriptions:
+    """A session's :class:`~flask_mcp.server.Subscriptions`: one list under its own key in the session cache.
+
+    Not in the session record, which every request loads: only updates and
+    (un)subscribe read it. Changes are read-modify-write under a lock taken
+    in the cache itself (``add`` of a lock key: atomic on Redis), so
+    concurrent subscribes from any number of threads and processes all land.
+
+    :param cache: the session cache.
+    :param session_id: whose subscriptions.
+    :param ttl: seconds the list lives after its last change (at most the session's absolute lifetime).
+    """
+
+    def __init__(self, cache: Cache, session_id: str, ttl: int) -> None:
+        self.cache = cache
+        self.key = _SUBSCRIPTIONS_KEY + session_id
+        self.ttl = ttl
+
+    def uris(self) -> list[str]:
+        """The subscribed URIs, oldest first."""
+        value = self.cache.get(self.key)
+        return list(value) if isinstance(value, list) else []
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self.uris()
+
+    def add(self, uri: str, limit: int | None) -> bool:
+        """Subscribe to *uri* unless *limit* others are subscribed."""
+        with self._locked():
+            uris = self.uris()
+            if uri in uris:
+                return True
+            if limit is not None and len(uris) >= limit:
+                return False
+            self.cache.set(self.key, [*uris, uri], timeout=self.ttl)
+            return True
+
+    def discard(self, uri: str) -> None:
+        """Unsubscribe from *uri*."""
+        with self._locked():
+            uris = self.uris()
+            if uri in uris:
+                uris.remove(uri)
+                self.cache.set(self.key, uris, timeout=self.ttl)
+
+    @contextlib.contextmanager
+    def _locked(self) -> t.Iterator[None]:
+        lock, token = self.key + ":lock", secrets.token_hex(8)
+        deadline = monotonic() + _LOCK_WAIT
+        # The lock is a key only one writer can add; it expires by itself if
+        # its holder dies, so a crash never locks the list for good.
+        while not self.cache.add(lock, token, timeout=_LOCK_TTL):
+            if monotonic() >= deadline:
+                raise TimeoutError(f"the subscriptions of a session stayed locked for {_LOCK_WAIT:g} s")
+            sleep(0.002)
+        try:
+            yield
+        finally:
+            if self.cache.get(lock) == token:
+                self.cache.delete(lock)

@@ -140,6 +140,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         limiter=limiter,
         rate_limit=settings.rate_limit,
         client_key=_remote_addr,
+        max_subscriptions=settings.max_subscriptions,
     )
     backend = mcp.auth
     if backend is None and settings.auth_tokens:

@@ -106,7 +106,7 @@ def test_a_flood_of_initialize_costs_nobody_else_a_session(
 ) -> None:
     """The attack: one anonymous client sends thousands of initialize; earlier sessions all survive."""
     # Without the cap, SimpleCache would evict at its threshold: victims first among them.
-    app = make_app(server, MCP_MAX_SESSIONS=200, MCP_CACHE_THRESHOLD=400)
+    app = make_app(server, MCP_MAX_SESSIONS=200, MCP_CACHE_THRESHOLD=800)
     victims = [client_at(make_client, app, f"192.0.2.{n}") for n in range(20)]
     for victim in victims:
         victim.initialize()
@@ -138,7 +138,7 @@ def test_ephemeral_cache_follows_the_session_cache(server: MCP, make_app: t.Call
     state = app.extensions["mcp"]
     sessions, ephemeral = (app.extensions["cache"][c] for c in (state.sessions.cache, state.mailbox.cache))
     assert type(sessions) is type(ephemeral)
-    assert (sessions._threshold, ephemeral._threshold) == (20000, 123)
+    assert (sessions._threshold, ephemeral._threshold) == (40000, 123)
 
 
 def test_ephemeral_keys_have_a_prefix_of_their_own(

@@ -22,7 +22,7 @@ def test_defaults() -> None:
     assert result.cache_config == {
         "CACHE_TYPE": "SimpleCache",
         "CACHE_KEY_PREFIX": "flask_mcp:",
-        "CACHE_THRESHOLD": 20000,
+        "CACHE_THRESHOLD": 40000,
     }
     assert result.ephemeral_cache_overrides == {"CACHE_THRESHOLD": 50000}
     assert (result.max_sessions, result.store_high_water) == (10000, 0.9)
@@ -36,10 +36,10 @@ def test_cache_keys_are_passed_on_without_their_prefix() -> None:
 
 def test_the_session_cache_threshold_follows_the_session_cap() -> None:
     """SimpleCache must never reach its threshold (and evict) before MCP_MAX_SESSIONS refuses newcomers."""
-    assert settings(MCP_MAX_SESSIONS=50).cache_config["CACHE_THRESHOLD"] == 100
+    assert settings(MCP_MAX_SESSIONS=50).cache_config["CACHE_THRESHOLD"] == 200
     assert settings(MCP_MAX_SESSIONS=50, MCP_CACHE_THRESHOLD=500).cache_config["CACHE_THRESHOLD"] == 500
-    with pytest.raises(ValueError, match=r"MCP_CACHE_THRESHOLD .* at least twice MCP_MAX_SESSIONS"):
-        settings(MCP_MAX_SESSIONS=50, MCP_CACHE_THRESHOLD=99)
+    with pytest.raises(ValueError, match=r"MCP_CACHE_THRESHOLD .* at least four times MCP_MAX_SESSIONS"):
+        settings(MCP_MAX_SESSIONS=50, MCP_CACHE_THRESHOLD=199)
 
 
 @pytest.mark.parametrize(

@@ -236,3 +236,16 @@ def test_tool_errors_from_resources_keep_their_message() -> None:
     server.registry.add_resource(build_resource(locked, "x://locked"))
     error = request(server, "resources/read", {"uri": "x://locked"})["error"]
     assert error == {"code": jsonrpc.INTERNAL_ERROR, "message": "locked until noon"}
+
+
+def test_subscriptions_are_capped_by_the_server() -> None:
+    """resources/subscribe past max_subscriptions is -32602; unsubscribing makes room; nothing is persisted."""
+    server, state = build_server(max_subscriptions=2), ClientState()
+    for uri in ("docs://a", "docs://b", "docs://a"):
+        assert request(server, "resources/subscribe", {"uri": uri}, state)["result"] == {}
+    error = request(server, "resources/subscribe", {"uri": "docs://c"}, state)["error"]
+    assert error["code"] == jsonrpc.INVALID_PARAMS and "2 subscriptions" in error["message"]
+    assert request(server, "resources/unsubscribe", {"uri": "docs://a"}, state)["result"] == {}
+    assert request(server, "resources/subscribe", {"uri": "docs://c"}, state)["result"] == {}
+    assert list(t.cast(t.Any, state.subscriptions)) == ["docs://b", "docs://c"]
+    assert "s" not in state.to_dict() and not state.changed

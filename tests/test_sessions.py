@@ -16,7 +16,8 @@ from flask_caching import Cache
 from flask_mcp import sessions as sessions_module
 from flask_mcp.server import ClientState
 from flask_mcp.sessions import SessionStore
-from tests.conftest import START, Clock
+from flask_mcp.testing import MCPTestClient
+from tests.conftest import START, Clock, worker_app
 
 TTL = 600
 
@@ -309,3 +310,87 @@ def test_no_absolute_lifetime(cache: Cache, clock: Clock, max_age: int | None) -
     for _ in range(30):
         clock.advance(TTL / 2)
         assert store.load(session_id) is not None
+
+
+# -- Subscriptions: their own key, changed atomically ------------------------------
+
+
+def test_subscriptions_stay_out_of_the_session_record(store: SessionStore, recorded: list[t.Any]) -> None:
+    """The record every request loads does not grow with the session's subscriptions."""
+    session_id = store.create(typical_state())
+    before = len(pickle.dumps(recorded[-1]))
+    session = store.open(session_id)
+    assert session is not None
+    for n in range(50):
+        assert session.state.subscriptions.add(f"docs://page-{n}-" + "x" * 1000, None)
+    store.store(session)
+    assert len(pickle.dumps(recorded[-1])) == before
+    reopened = store.open(session_id)
+    assert reopened is not None and "docs://page-7-" + "x" * 1000 in reopened.state.subscriptions
+
+
+def test_subscriptions_are_capped_per_session(store: SessionStore) -> None:
+    """Past the limit a new URI is refused; a URI already subscribed, or one freed by unsubscribing, is not."""
+    subscriptions = store.subscriptions(store.create(ClientState()))
+    assert all(subscriptions.add(f"docs://{n}", 3) for n in range(3))
+    assert not subscriptions.add("docs://3", 3)
+    assert subscriptions.add("docs://1", 3)
+    subscriptions.discard("docs://0")
+    assert subscriptions.add("docs://3", 3)
+    assert subscriptions.uris() == ["docs://1", "docs://2", "docs://3"]
+
+
+def test_deleting_a_session_drops_its_subscriptions(store: SessionStore) -> None:
+    session_id = store.create(ClientState())
+    store.subscriptions(session_id).add("docs://a", None)
+    assert store.delete(session_id)
+    assert store.subscriptions(session_id).uris() == []
+
+
+def test_concurrent_subscribes_all_land(store: SessionStore, cache: Cache) -> None:
+    """Ten threads subscribing to one session at once: every URI is kept."""
+    session_id = store.create(ClientState())
+    app = cache.app
+    barrier = threading.Barrier(10)
+
+    def subscribe(n: int) -> bool:
+        with app.app_context():
+            barrier.wait()
+            return store.subscriptions(session_id).add(f"docs://{n}", None)
+
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        assert all(pool.map(subscribe, range(10)))
+    assert sorted(store.subscriptions(session_id).uris()) == sorted(f"docs://{n}" for n in range(10))
+
+
+def _subscribe_from_process(redis_url: str, prefix: str, session_id: str, start: t.Any, name: str) -> None:
+    """One process's share of the hammering: 20 subscribes over HTTP, as fast as they go."""
+    app = worker_app(redis_url, prefix)
+    client = MCPTestClient(app)
+    client.session_id, client.protocol_version = session_id, "2025-11-25"
+    start.wait()
+    for n in range(20):
+        assert client.request("resources/subscribe", {"uri": f"docs://{name}/{n}"}) == {}
+
+
+def test_subscribes_from_two_processes_all_land(redis_url: str, prefix: str, workers: tuple[Flask, Flask]) -> None:
+    """Two processes subscribing to one session on a shared Redis: none of the 40 URIs is lost."""
+    import multiprocessing
+
+    client = MCPTestClient(workers[0])
+    client.initialize()
+    session_id = t.cast(str, client.session_id)
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(2)
+    processes = [
+        context.Process(target=_subscribe_from_process, args=(redis_url, prefix, session_id, start, name))
+        for name in ("a", "b")
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=120)
+        assert process.exitcode == 0
+    with workers[1].app_context():
+        uris = workers[1].extensions["mcp"].sessions.subscriptions(session_id).uris()
+    assert sorted(uris) == sorted(f"docs://{name}/{n}" for name in ("a", "b") for n in range(20))

@@ -84,17 +84,17 @@ def _read_spilled(call: Call, uri: str, token: str) -> dict[str, t.Any]:
 def subscribe(call: Call) -> dict[str, t.Any]:
     """Remember that the client wants ``notifications/resources/updated`` for a URI."""
     uri = call.param("uri", str)
-    if uri not in call.state.subscriptions:
-        call.state.subscriptions.append(uri)
-        call.state.changed = True
+    limit = call.server.max_subscriptions
+    if not call.state.subscriptions.add(uri, limit):
+        raise MCPError(
+            INVALID_PARAMS,
+            f"Invalid params: this session has {limit} subscriptions, the most allowed; unsubscribe from one first",
+        )
     return {}
 
 
 @request("resources/unsubscribe")
 def unsubscribe(call: Call) -> dict[str, t.Any]:
     """Stop the updates for a URI."""
-    uri = call.param("uri", str)
-    if uri in call.state.subscriptions:
-        call.state.subscriptions.remove(uri)
-        call.state.changed = True
+    call.state.subscriptions.discard(call.param("uri", str))
     return {}
