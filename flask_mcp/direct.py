@@ -67,6 +67,7 @@ def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], princ
         :class:`~flask_mcp.NotFoundError` from the tool, or any other failure
         (detail masked unless the server exposes errors), a permission
         denial or a rate limit.
+    :raises Exception: one of ``server.unavailable`` when the store did not answer.
 
     :param principal: the authenticated caller, as ``tools/call`` would see it.
     """
@@ -90,6 +91,8 @@ def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], princ
         raise DirectCallFailed(_POLICY_REASONS[exc.code], exc.message, exc.data) from None
     except NotFoundError as exc:
         raise DirectCallFailed("not_found", str(exc)) from None
+    except server.unavailable:
+        raise  # the store is down: the adapter answers 503
     except Exception as exc:
         raise DirectCallFailed("tool_error", describe_exception(exc, expose=server.expose_errors)) from None
     try:

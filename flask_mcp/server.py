@@ -219,6 +219,9 @@ class Server:
         HTTP transport gives the remote address).
     :param max_subscriptions: resource URIs one client may subscribe to at
         once (``MCP_MAX_SUBSCRIPTIONS``); ``None`` for no limit.
+    :param unavailable: exceptions that mean the store holding cross-request
+        state did not answer; :meth:`handle` lets them through, so the
+        transport can say so (HTTP 503) instead of reporting a bug.
     """
 
     def __init__(
@@ -242,6 +245,7 @@ class Server:
         rate_limit: str | Limit | None = None,
         client_key: t.Callable[[], str | None] | None = None,
         max_subscriptions: int | None = 100,
+        unavailable: tuple[type[BaseException], ...] = (),
     ) -> None:
         self.registry = registry
         self.name = name
@@ -263,6 +267,7 @@ class Server:
         self.rate_limit = parse_limit(rate_limit)
         self.client_key = client_key
         self.max_subscriptions = max_subscriptions
+        self.unavailable = unavailable
 
     def current_request(self) -> t.Any:
         """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""
@@ -392,6 +397,8 @@ class Server:
             return jsonrpc.success(message.id, result)
         except MCPError as exc:
             return jsonrpc.failure(message.id, exc)
+        except self.unavailable:
+            raise  # the store is down: the transport answers for it
         except Exception as exc:
             if is_expected(exc):
                 # A ToolError (or abort()) from a resource or prompt handler: its message is for the client.

@@ -29,6 +29,7 @@ from .ratelimit import CacheRateLimiter
 from .server import Server
 from .sessions import SessionStore
 from .spill import CacheResultStore
+from .store_failures import store_errors
 
 if t.TYPE_CHECKING:
     from .extension import MCP
@@ -53,6 +54,8 @@ class MCPState:
     auth: AuthGate | None = None
     #: The checks before a session is created; ``None`` when stateless.
     admission: SessionAdmission | None = None
+    #: Exceptions that mean the store did not answer (HTTP 503, not 500).
+    store_errors: tuple[type[BaseException], ...] = ()
 
 
 def _app_is_debug() -> bool:
@@ -107,6 +110,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
     """
     sessions = mailbox = events = admission = None
     limiter = _limiter(app, ephemeral)
+    unavailable = store_errors(app.extensions["cache"][cache], app.extensions["cache"][ephemeral])
     if not settings.stateless:
         sessions = SessionStore(
             cache,
@@ -141,9 +145,10 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         rate_limit=settings.rate_limit,
         client_key=_remote_addr,
         max_subscriptions=settings.max_subscriptions,
+        unavailable=unavailable,
     )
     backend = mcp.auth
     if backend is None and settings.auth_tokens:
         backend = StaticTokenBackend(settings.auth_tokens, api_key_header=settings.auth_api_key_header)
     auth = AuthGate(backend, settings) if backend is not None else None
-    return MCPState(mcp, settings, server, sessions, mailbox, events, auth, admission)
+    return MCPState(mcp, settings, server, sessions, mailbox, events, auth, admission, unavailable)

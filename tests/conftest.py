@@ -100,24 +100,39 @@ def _wait_for_line(process: subprocess.Popen[bytes], marker: str, timeout: float
         pytest.fail(str(exc))
 
 
+class RedisProcess:
+    """A real redis-server on a fixed free loopback port, which a test may stop and start again."""
+
+    def __init__(self, *options: str) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.skip("redis-server is not installed (Debian package redis-server); .ci/run installs it")
+        self.port = free_port()
+        self.command = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        self.command += options
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        _wait_for_line(self.process, "Ready to accept connections", timeout=90)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+
 @contextlib.contextmanager
 def redis_server(*options: str) -> t.Iterator[str]:
     """A real redis-server on a free loopback port, with extra command-line *options*; yields its URL."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed (Debian package redis-server); .ci/run installs it")
-    port = free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", *options],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    server = RedisProcess(*options)
+    server.start()
     try:
-        _wait_for_line(process, "Ready to accept connections", timeout=90)
-        yield f"redis://127.0.0.1:{port}/0"
+        yield server.url
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -40,6 +40,7 @@ from .. import jsonrpc
 from ..auth.gate import error_status
 from ..direct import DirectCallFailed, Reason, call_tool_json
 from ..openapi import build_document
+from ..store_failures import RETRY_AFTER, unavailable
 from .guard import rejection
 from .stdio import _stdout_to_stderr
 
@@ -219,6 +220,10 @@ def serve_cgi(app: Flask, stdin: t.BinaryIO | None = None, stdout: t.BinaryIO | 
     with _stdout_to_stderr():  # a tool's print() must not corrupt the response
         try:
             response = handle_cgi(app, environ, stdin)
+        except app.extensions["mcp"].store_errors as exc:
+            logger.warning("MCP store unavailable: %s: %s", type(exc).__name__, exc)
+            failure = unavailable(exc)
+            response = _error(503, failure.message, {"Retry-After": str(RETRY_AFTER)})
         except Exception:  # a bug here still owes the web server a well-formed response
             logger.exception("CGI request failed")
             response = _error(500, "Error: internal error (details are in the server log)")

@@ -19,6 +19,7 @@ from ..auth.gate import Unauthorized, error_status
 from ..jsonrpc import INVALID_REQUEST, MCPError
 from ..ratelimit import caller_key
 from ..server import ClientState
+from ..store_failures import unavailable
 from ..versions import DEFAULT_NEGOTIATED_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from . import streaming
 from .guard import rejection
@@ -95,6 +96,9 @@ def endpoint() -> Response:
             return _get(state, environ, principal)
     except _Reject as reject:
         return reject.response
+    except state.store_errors as exc:
+        logger.warning("MCP store unavailable: %s: %s", type(exc).__name__, exc)
+        return json_answer(state, jsonrpc.failure(None, unavailable(exc)))
     return _method_not_allowed(state)
 
 
@@ -155,6 +159,9 @@ def _post(state: MCPState, environ: WSGIEnvironment, principal: Principal | None
         return _dispatch(state, environ, message, msg_id, principal)
     except _Reject:
         raise
+    except state.store_errors as exc:
+        logger.warning("MCP store unavailable: %s: %s", type(exc).__name__, exc)
+        return json_answer(state, jsonrpc.failure(msg_id, unavailable(exc)))
     except Exception as exc:
         # Answer with the request's own id, so the client can match the failure.
         logger.exception("MCP request failed")
@@ -203,7 +210,7 @@ def _dispatch(
 
 
 def json_answer(state: MCPState, response: dict[str, t.Any]) -> Response:
-    """A response envelope as plain JSON; permission denials become 403, rate limits 429."""
+    """A response envelope as plain JSON; permission denials become 403, rate limits 429, store outages 503."""
     status, headers = 200, None
     if "error" in response:
         mapped = error_status(response["error"], state.auth)

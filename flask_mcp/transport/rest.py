@@ -28,6 +28,7 @@ from ..methods.resources import read_resource
 from ..openapi import OpenAPIDocument, swagger_ui_page
 from ..principal import Principal
 from ..server import Call, ClientState
+from ..store_failures import unavailable
 from .guard import rejection
 
 if t.TYPE_CHECKING:
@@ -144,6 +145,13 @@ def _policy_error(state: MCPState, status: int, message: str, code: int, data: t
     return error(status, message, mapped[1] if mapped is not None else None)
 
 
+def _unavailable(state: MCPState, exc: BaseException) -> Response:
+    """A 503 with ``Retry-After`` while the store is down."""
+    logger.warning("MCP store unavailable: %s: %s", type(exc).__name__, exc)
+    failure = unavailable(exc)
+    return _policy_error(state, 503, failure.message, failure.code, failure.data)
+
+
 def _read_object(state: MCPState) -> dict[str, t.Any] | Response:
     limit = state.settings.max_content_length
     length = request.content_length
@@ -180,6 +188,8 @@ def tool_view(name: str) -> Response:
         return arguments
     try:
         body = call_tool_json(state.server, name, arguments, principal)
+    except state.store_errors as exc:
+        return _unavailable(state, exc)
     except DirectCallFailed as exc:
         status, wording = _ERRORS[exc.reason]
         if exc.policy_code is not None:
@@ -204,6 +214,8 @@ def resource_view() -> Response:
     try:
         result = read_resource(call)
         return _json({"result": result})
+    except state.store_errors as exc:
+        return _unavailable(state, exc)
     except MCPError as exc:
         if exc.code == PERMISSION_DENIED:
             return _policy_error(state, 403, f"Forbidden: {exc.message}", exc.code, exc.data)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import queue
 import secrets
 import threading
@@ -29,6 +30,7 @@ from .. import jsonrpc
 from ..auth.gate import error_status
 from ..events import BROADCAST, parse_event_id
 from ..jsonrpc import MCPError
+from ..store_failures import unavailable
 
 if t.TYPE_CHECKING:
     from ..events import EventLog
@@ -39,6 +41,8 @@ if t.TYPE_CHECKING:
     from ..state import MCPState
 
 __all__ = ["HTTPChannel", "respond", "resume_or_listen", "sse_event"]
+
+logger = logging.getLogger("flask_mcp")
 
 #: Error code when the client did not answer a server-to-client request in time.
 REQUEST_TIMEOUT = -32001
@@ -174,11 +178,18 @@ def respond(
                 state.sessions.store(session)
             elif client.changed and session_id is not None and state.sessions is not None:
                 state.sessions.save(session_id, client)
+        except state.store_errors as exc:
+            response = jsonrpc.failure(message.id, unavailable(exc))
         finally:
-            # Read before release, which clears the cancellation with the in-flight marker.
-            cancelled = channel.cancelled()
-            if mailbox is not None and session_id is not None:
-                mailbox.release(session_id, message.id)
+            cancelled = False
+            try:
+                # Read before release, which clears the cancellation with the in-flight marker.
+                cancelled = channel.cancelled()
+                if mailbox is not None and session_id is not None:
+                    mailbox.release(session_id, message.id)
+            except state.store_errors:
+                # The marker expires on its own once no heartbeat renews it.
+                logger.warning("MCP store unavailable while ending request %r", message.id)
             if cancelled:
                 # The specification: a cancelled request gets no response; its stream just ends.
                 channel.close_stream()

@@ -1,0 +1,43 @@
+"""What a store that does not answer looks like, and what the client is told then.
+
+A Redis that is down, restarting or unreachable makes every cache call
+raise. Those errors must not become HTTP 500s: the request did nothing wrong,
+and the same request will work once the store is back. Transports catch the
+errors named here and answer HTTP 503 with ``Retry-After`` and the JSON-RPC
+error :data:`~flask_mcp.jsonrpc.SERVICE_UNAVAILABLE`; the protocol core lets
+them through to the transport instead of turning them into -32603.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from .jsonrpc import SERVICE_UNAVAILABLE, MCPError
+
+__all__ = ["RETRY_AFTER", "store_errors", "unavailable"]
+
+#: Seconds a client is told to wait before retrying while the store is down.
+RETRY_AFTER = 1
+
+
+def store_errors(*backends: t.Any) -> tuple[type[BaseException], ...]:
+    """The exceptions that mean one of *backends* (cachelib caches) did not answer.
+
+    Only the store's own error classes: a tool's bug must still be a bug.
+    """
+    errors: list[type[BaseException]] = []
+    for backend in backends:
+        if getattr(backend, "_write_client", None) is not None:  # RedisCache and its kin
+            from redis.exceptions import RedisError
+
+            errors.append(RedisError)
+    return tuple(dict.fromkeys(errors))
+
+
+def unavailable(exc: BaseException) -> MCPError:
+    """The error a client gets while the store is down; it names the cause, not the store's address."""
+    return MCPError(
+        SERVICE_UNAVAILABLE,
+        f"Service Unavailable: the session store did not answer ({type(exc).__name__}); retry in {RETRY_AFTER} s",
+        {"retryAfter": RETRY_AFTER},
+    )
