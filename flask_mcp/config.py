@@ -109,6 +109,9 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_STORE_HIGH_WATER": 0.9,
     # Resource URIs one session may subscribe to at once.
     "MCP_MAX_SUBSCRIPTIONS": 100,
+    # Seconds a request id stays in use after the worker running it stopped
+    # renewing it (it died); live workers renew theirs every third of it.
+    "MCP_INFLIGHT_TTL": 60,
     # Short-lived entries (answers, cancellations, in-flight ids, stream events,
     # rate-limit counters, spilled results) live in a cache of their own, so
     # they can never evict a session. It is configured like the session cache
@@ -165,6 +168,7 @@ class Settings:
     max_sessions: int = 10000
     store_high_water: float = 0.9
     max_subscriptions: int | None = 100
+    inflight_ttl: int = 60
     #: ``CACHE_*`` overrides of the ephemeral cache (``MCP_EPHEMERAL_CACHE_*``), ``None`` values left out.
     ephemeral_cache_overrides: dict[str, t.Any] = dataclasses.field(default_factory=dict)
 
@@ -178,9 +182,7 @@ class Settings:
         if page_size is not None and (not isinstance(page_size, int) or page_size < 1):
             raise ValueError(f"MCP_PAGE_SIZE must be a positive integer or None, not {page_size!r}")
         hosts = config["MCP_ALLOWED_HOSTS"]
-        max_sessions = _optional_positive(config, "MCP_MAX_SESSIONS")
-        if max_sessions is None:
-            raise ValueError("MCP_MAX_SESSIONS must be a positive integer")
+        max_sessions = _positive(config, "MCP_MAX_SESSIONS")
         return cls(
             url_prefix=config["MCP_URL_PREFIX"],
             page_size=page_size,
@@ -215,6 +217,7 @@ class Settings:
             max_sessions=max_sessions,
             store_high_water=_fraction(config, "MCP_STORE_HIGH_WATER"),
             max_subscriptions=_optional_positive(config, "MCP_MAX_SUBSCRIPTIONS"),
+            inflight_ttl=_positive(config, "MCP_INFLIGHT_TTL"),
             cache_config=_cache_config(config, _CACHE_PREFIX, max_sessions),
             ephemeral_cache_overrides=_cache_config(config, _EPHEMERAL_PREFIX, None),
         )
@@ -247,6 +250,13 @@ def _cache_config(config: t.Mapping[str, t.Any], prefix: str, max_sessions: int 
                 "below that the session cache evicts live sessions instead of refusing new ones"
             )
     return {key: value for key, value in found.items() if value is not None}
+
+
+def _positive(config: t.Mapping[str, t.Any], key: str) -> int:
+    value = _optional_positive(config, key)
+    if value is None:
+        raise ValueError(f"{key} must be a positive integer")
+    return value
 
 
 def _fraction(config: t.Mapping[str, t.Any], key: str) -> float:

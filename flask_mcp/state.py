@@ -120,7 +120,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         )
         # Shorter-lived than any session: a Redis evicting by nearest expiry
         # (volatile-ttl) takes these before a session in use.
-        mailbox = Mailbox(ephemeral, int(settings.client_request_timeout) + 60)
+        mailbox = Mailbox(ephemeral, int(settings.client_request_timeout) + 60, inflight_ttl=settings.inflight_ttl)
         events = EventLog(ephemeral, settings.session_ttl)
         capacity = capacity_of(
             app.extensions["cache"][cache], max_entries=settings.max_sessions, high_water=settings.store_high_water

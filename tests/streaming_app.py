@@ -4,7 +4,8 @@
 elicits. ``MCP_CACHE_*`` environment variables configure the session cache
 (``MCP_CACHE_TYPE=RedisCache`` and ``MCP_CACHE_REDIS_URL`` to share sessions
 between processes); ``MCP_CLIENT_REQUEST_TIMEOUT`` bounds how long the tool
-waits for the client.
+waits for the client, ``MCP_INFLIGHT_TTL`` how long a dead worker's request
+ids stay in use.
 
 To show where each request ran, a WSGI wrapper notes the handling thread in
 the environ and remembers, per session, the threads that received the
@@ -84,6 +85,7 @@ def create_app() -> Flask:
     app = Flask(__name__)
     app.config.update({key: value for key, value in os.environ.items() if key.startswith("MCP_CACHE_")})
     app.config["MCP_CLIENT_REQUEST_TIMEOUT"] = float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "30"))
+    app.config["MCP_INFLIGHT_TTL"] = int(os.environ.get("MCP_INFLIGHT_TTL", "60"))
     mcp.init_app(app)
 
     @app.after_request

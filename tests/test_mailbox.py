@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import threading
+import time
 import typing as t
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -12,6 +17,7 @@ from flask_caching import Cache
 
 from flask_mcp.mailbox import Mailbox
 from tests.conftest import Clock
+from tests.test_transport_streaming import Endpoint, call, gunicorn, read_events
 
 TTL = 600
 
@@ -156,3 +162,35 @@ def test_mailbox_across_workers(workers: tuple[Flask, Flask]) -> None:
     with a.app_context():
         assert box_a.is_cancelled("s1", 5)
         assert box_a.wait("s1", "srv-9", 5, never) == {"result": {"ok": True}}
+
+
+def test_a_killed_worker_does_not_lock_its_request_id(redis_url: str) -> None:
+    """A worker killed mid-stream leaves its request id in use only until MCP_INFLIGHT_TTL runs out."""
+    env = {
+        "MCP_CACHE_TYPE": "RedisCache",
+        "MCP_CACHE_REDIS_URL": redis_url,
+        "MCP_CACHE_KEY_PREFIX": f"flask_mcp_killed:{uuid.uuid4().hex}:",
+        "MCP_INFLIGHT_TTL": "2",
+    }
+    with gunicorn(**env) as server_a, gunicorn(**env) as server_b:
+        a, b = Endpoint(server_a.url), Endpoint(server_b.url)
+        session_id = a.initialize({"sampling": {}, "elicitation": {}})
+        connection, response = a.open(call("interview", {"prompt": "ping"}, request_id="r1"), session_id)
+        assert response.status == 200 and response.headers["Content-Type"] == "text/event-stream"
+        stream = read_events(iter(response.readline, b""))
+        next(stream)  # priming
+        assert next(stream).message["method"] == "sampling/createMessage"  # the tool is waiting, mid-stream
+        os.kill(int(response.headers["X-Worker-Pid"]), signal.SIGKILL)
+        connection.close()
+        retry = call("interview", {"prompt": "again"}, request_id="r1")
+        first = b.open(retry, session_id)
+        assert first[1].status == 409  # still in use: its marker has not run out yet
+        first[0].close()
+        deadline = time.monotonic() + 30
+        while True:  # the marker expires on Redis's clock: look until it has
+            connection, response = b.open(retry, session_id)
+            with contextlib.closing(connection):
+                if response.status != 409:
+                    break
+            assert time.monotonic() < deadline, "the dead worker's request id stayed locked"
+        assert response.status == 200 and response.headers["Content-Type"] == "text/event-stream"
