@@ -17,7 +17,7 @@ import logging
 import time
 import typing as t
 
-__all__ = ["Capacity", "RedisCapacity", "SimpleCacheCapacity", "capacity_of"]
+__all__ = ["Capacity", "RedisCapacity", "SimpleCacheCapacity", "capacity_of", "is_process_local"]
 
 logger = logging.getLogger("flask_mcp")
 
@@ -76,9 +76,14 @@ class RedisCapacity:
         return limit == 0 or int(info.get("used_memory") or 0) < self.high_water * limit
 
 
+def is_process_local(backend: t.Any) -> bool:
+    """Whether *backend* (a cachelib cache) lives in this process's memory (SimpleCache): no other process sees it."""
+    return hasattr(backend, "_cache") and hasattr(backend, "_remove_expired") and hasattr(backend, "_lock")
+
+
 def capacity_of(backend: t.Any, *, max_entries: int, high_water: float) -> Capacity | None:
     """The probe that fits *backend* (a cachelib cache), or ``None`` for backends without one."""
-    if hasattr(backend, "_cache") and hasattr(backend, "_remove_expired") and hasattr(backend, "_lock"):
+    if is_process_local(backend):
         return SimpleCacheCapacity(backend, max_entries)
     client = getattr(backend, "_write_client", None)
     if client is not None and callable(getattr(client, "info", None)):

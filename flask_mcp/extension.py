@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import typing as t
 
-from flask import Blueprint, Flask, Response, current_app, has_app_context
+from flask import Blueprint, Flask, Response, current_app
 from flask.blueprints import BlueprintSetupState
 from flask_caching import Cache
 from flask_caching.backends import NullCache
@@ -17,7 +17,6 @@ from .cli import mcp_group
 from .components import Prompt, Resource, ResourceTemplate, Tool
 from .config import Settings
 from .definitions import ToolDefinition, register_tools
-from .events import BROADCAST
 from .execution import Transaction
 from .jsonrpc import INTERNAL_ERROR
 from .permissions import PermissionLike, check_protected, normalize_permissions
@@ -30,6 +29,7 @@ from .registration import (
     build_tool,
 )
 from .registry import Registry
+from .runtime_changes import RuntimeChanges
 from .selectors import ListToolOptions, RetrieveToolOptions, build_list_tool, build_retrieve_tool
 from .state import MCPState, build_state
 from .transport import rest
@@ -41,15 +41,8 @@ logger = logging.getLogger("flask_mcp")
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
 
-_LIST_CHANGED = {
-    "tools": "notifications/tools/list_changed",
-    "resources": "notifications/resources/list_changed",
-    "templates": "notifications/resources/list_changed",
-    "prompts": "notifications/prompts/list_changed",
-}
 
-
-class MCP:
+class MCP(RuntimeChanges):
     """Serve a Model Context Protocol endpoint from a Flask app.
 
     ::
@@ -120,6 +113,8 @@ class MCP:
         self._unprotected_tools: str | None = None
         #: Everything registered with the decorators; shared by every app.
         self.registry = Registry()
+        self.loaders = []
+        self._loaders_ran = False
         self.registry.on_change(self._announce_change)
         #: The blueprint serving the endpoint. :meth:`init_app` registers it,
         #: or register it yourself: ``app.register_blueprint(mcp.blueprint)``.
@@ -170,6 +165,17 @@ class MCP:
         # Refuses settings that contradict a registered tool's options, now rather than on a call.
         self.registry.configure_tools(settings.tool_defaults)
         app.extensions["mcp"] = state
+        with app.app_context():
+            if not self._loaders_ran:
+                # Once per process: every app sharing this extension shares its registry.
+                self._loaders_ran = True
+                if state.shared is not None:
+                    state.shared.run_loaders()
+                else:
+                    for load in self.loaders:
+                        load()
+            if state.shared is not None:
+                state.shared.refresh()  # changes other processes made before this one started
         # ``flask mcp ...``; an app's own "mcp" command wins.
         if "mcp" not in app.cli.commands:
             app.cli.add_command(mcp_group)
@@ -344,16 +350,6 @@ class MCP:
         streams in whichever process holds them.
         """
         self._broadcast("notifications/resources/updated", {"uri": uri})
-
-    def _announce_change(self, kind: str) -> None:
-        # Registrations at import time happen before any app exists: nobody to tell.
-        if has_app_context():
-            self._broadcast(_LIST_CHANGED[kind], {})
-
-    def _broadcast(self, method: str, params: dict[str, t.Any]) -> None:
-        state = current_app.extensions.get("mcp")
-        if state is not None and state.mcp is self and state.events is not None:
-            state.events.append(None, BROADCAST, {"jsonrpc": "2.0", "method": method, "params": params})
 
     @property
     def tools(self) -> t.Mapping[str, Tool]:

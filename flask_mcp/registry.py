@@ -73,6 +73,10 @@ class Registry:
     Registration order is listing order. Adding a component with a name (or
     URI) already taken raises :class:`ValueError`, so two view functions can
     never silently shadow each other.
+
+    Components can be *hidden* (:meth:`hide`): they stay registered but are
+    neither listed nor found, exactly as if they were not there. The tables
+    (:attr:`tools`, ...) only ever hold what is served.
     """
 
     def __init__(self) -> None:
@@ -84,6 +88,9 @@ class Registry:
         self._results: dict[tuple[Kind, int, int | None], jsonrpc.Encoded] = {}
         self._listeners: list[t.Callable[[Kind], None]] = []
         self._guards: dict[Kind, tuple[int, bool, bool]] = {}
+        #: Every registered component by kind and key, served or hidden, in registration order.
+        self._all: dict[Kind, dict[str, t.Any]] = {"tools": {}, "resources": {}, "templates": {}, "prompts": {}}
+        self._hidden: frozenset[tuple[Kind, str]] = frozenset()
         #: Set by the first app the extension is set up on.
         self._tool_defaults: ToolDefaults | None = None
 
@@ -132,13 +139,45 @@ class Registry:
         self._add("prompts", self.prompts, prompt.name, prompt)
 
     def _add(self, kind: Kind, table: dict[str, t.Any], key: str, component: t.Any) -> None:
-        if key in table:
-            raise ValueError(f"{kind[:-1]} {key!r} is already registered (by {table[key].func.__qualname__})")
-        table[key] = component
-        self._listings.pop(kind, None)
-        self._results = {k: v for k, v in self._results.items() if k[0] != kind}
+        registered = self._all[kind]
+        if key in registered:
+            raise ValueError(f"{kind[:-1]} {key!r} is already registered (by {registered[key].func.__qualname__})")
+        registered[key] = component
+        if (kind, key) not in self._hidden:
+            table[key] = component
+        self._changed(kind)
         for listener in self._listeners:
             listener(kind)
+
+    def _changed(self, kind: Kind) -> None:
+        self._listings.pop(kind, None)
+        self._results = {k: v for k, v in self._results.items() if k[0] != kind}
+        self._guards.pop(kind, None)
+
+    def registered(self, kind: Kind) -> t.Mapping[str, t.Any]:
+        """Every component of *kind*, hidden ones included."""
+        return self._all[kind]
+
+    def hide(self, hidden: t.Iterable[tuple[Kind, str]]) -> set[Kind]:
+        """Serve every registered component except *hidden*; return the kinds whose listing changed.
+
+        The tables are replaced, not changed in place, so a request reading
+        them in another thread sees either the old or the new set, whole.
+        """
+        hidden = frozenset(hidden)
+        changed = {kind for kind, _ in hidden.symmetric_difference(self._hidden)}
+        self._hidden = hidden
+        for kind in changed:
+            served = {key: c for key, c in self._all[kind].items() if (kind, key) not in hidden}
+            setattr(self, kind, served)
+            self._changed(kind)
+        return changed
+
+    def discard(self, kind: Kind, key: str) -> None:
+        """Forget the component *key* of *kind* altogether (it may be registered again)."""
+        if self._all[kind].pop(key, None) is not None:
+            setattr(self, kind, {k: c for k, c in getattr(self, kind).items() if k != key})
+            self._changed(kind)
 
     def page(self, kind: Kind, cursor: str | None, size: int | None) -> Page:
         """Return one page of the *kind* listing.
@@ -159,7 +198,7 @@ class Registry:
         listings take the shared, cached path when it is false.
         """
         table: dict[str, t.Any] = getattr(self, kind)
-        # Components are only ever added, so the table's size tells whether the answer is stale.
+        # Additions grow the table; anything else clears the cached answer (_changed).
         known = self._guards.get(kind)
         if known is None or known[0] != len(table):
             explicit = any(c.permissions for c in table.values())

@@ -7,17 +7,16 @@ production) can serve any request of a session.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import secrets
 import time
 import typing as t
-from time import monotonic, sleep
 
 from flask_caching import Cache
 
 from .server import ClientState
+from .store_lock import store_lock
 
 __all__ = ["CacheSubscriptions", "Session", "SessionStore"]
 
@@ -26,10 +25,6 @@ _OWNER_KEY = "owner:"
 _SUBSCRIPTIONS_KEY = "subs:"
 #: How long subscriptions outlive their session at most when sessions have no absolute lifetime.
 _SUBSCRIPTIONS_TTL = 86400
-#: Seconds a holder keeps a subscription list's lock at most (it holds it for two round trips).
-_LOCK_TTL = 5
-#: Seconds a writer waits for that lock before giving up.
-_LOCK_WAIT = 10.0
 
 
 def _now() -> float:
@@ -47,6 +42,8 @@ class Session:
     owner: str | None = None
     #: When it was created (seconds since the epoch), for ``MCP_SESSION_MAX_AGE``.
     created: float = 0.0
+    #: The value of the store's ``read_along`` key, read in the same round trip.
+    read_along: t.Any = None
 
 
 class SessionStore:
@@ -61,6 +58,9 @@ class SessionStore:
     :param per_owner: live sessions one owner may hold; creating one more
         ends that owner's oldest. ``None`` for no cap.
     :param clock: the time source (seconds since the epoch); ``time.time`` by default.
+    :param read_along: a key read in the same round trip as every session
+        :meth:`open` loads (the shared registry's record), handed over as
+        :attr:`Session.read_along`.
     """
 
     def __init__(
@@ -71,8 +71,10 @@ class SessionStore:
         max_age: int | None = None,
         per_owner: int | None = None,
         clock: t.Callable[[], float] | None = None,
+        read_along: str | None = None,
     ) -> None:
         self.cache = cache
+        self.read_along = read_along
         self.ttl = ttl
         self.max_age = max_age
         self.per_owner = per_owner
@@ -102,14 +104,17 @@ class SessionStore:
 
     def open(self, session_id: str, owner: str | None = None) -> Session | None:
         """The live session *session_id* of *owner*, or ``None`` if unknown, expired, deleted or not theirs."""
-        record = self.cache.get(_KEY + session_id)
+        if self.read_along is None:
+            record, along = self.cache.get(_KEY + session_id), None
+        else:
+            record, along = self.cache.get_many(_KEY + session_id, self.read_along)
         if not isinstance(record, dict) or record.get("_o") != owner:
             return None
         now = self.clock()
         created = record.get("_c", now)
         if self.max_age is not None and now - created > self.max_age:
             return None
-        session = Session(session_id, ClientState.from_dict(record), owner, created)
+        session = Session(session_id, ClientState.from_dict(record), owner, created, along)
         session.state.subscriptions = self.subscriptions(session_id)
         if now - record.get("t", 0) > self._refresh_after:
             self.store(session)
@@ -216,7 +221,7 @@ class CacheSubscriptions:
 
     def add(self, uri: str, limit: int | None) -> bool:
         """Subscribe to *uri* unless *limit* others are subscribed."""
-        with self._locked():
+        with store_lock(self.cache, self.key):
             uris = self.uris()
             if uri in uris:
                 return True
@@ -227,24 +232,8 @@ class CacheSubscriptions:
 
     def discard(self, uri: str) -> None:
         """Unsubscribe from *uri*."""
-        with self._locked():
+        with store_lock(self.cache, self.key):
             uris = self.uris()
             if uri in uris:
                 uris.remove(uri)
                 self.cache.set(self.key, uris, timeout=self.ttl)
-
-    @contextlib.contextmanager
-    def _locked(self) -> t.Iterator[None]:
-        lock, token = self.key + ":lock", secrets.token_hex(8)
-        deadline = monotonic() + _LOCK_WAIT
-        # The lock is a key only one writer can add; it expires by itself if
-        # its holder dies, so a crash never locks the list for good.
-        while not self.cache.add(lock, token, timeout=_LOCK_TTL):
-            if monotonic() >= deadline:
-                raise TimeoutError(f"the subscriptions of a session stayed locked for {_LOCK_WAIT:g} s")
-            sleep(0.002)
-        try:
-            yield
-        finally:
-            if self.cache.get(lock) == token:
-                self.cache.delete(lock)

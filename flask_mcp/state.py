@@ -20,7 +20,7 @@ from werkzeug.exceptions import HTTPException
 
 from .admission import SessionAdmission
 from .auth import AuthGate, StaticTokenBackend
-from .capacity import capacity_of
+from .capacity import capacity_of, is_process_local
 from .config import Settings
 from .errors import NotFoundError, ToolError
 from .events import EventLog
@@ -28,11 +28,14 @@ from .mailbox import Mailbox
 from .ratelimit import CacheRateLimiter
 from .server import Server
 from .sessions import SessionStore
+from .shared_registry import KEY as REGISTRY_KEY
+from .shared_registry import SharedRegistry
 from .spill import CacheResultStore
 from .store_failures import store_errors
 
 if t.TYPE_CHECKING:
     from .extension import MCP
+    from .sessions import Session
 
 __all__ = ["MCPState", "build_state"]
 
@@ -56,6 +59,23 @@ class MCPState:
     admission: SessionAdmission | None = None
     #: Exceptions that mean the store did not answer (HTTP 503, not 500).
     store_errors: tuple[type[BaseException], ...] = ()
+    #: Keeps run-time registry changes in step across processes; ``None`` with a NullCache.
+    shared: SharedRegistry | None = None
+    #: Whether other processes may share the store (anything but SimpleCache).
+    store_is_shared: bool = False
+
+    def keep_in_step(self, session: Session | None = None) -> None:
+        """Apply run-time registry changes other processes made, before a request is handled.
+
+        With a loaded *session* the record came in the same round trip; without
+        one it is read at most once a second.
+        """
+        if self.shared is None:
+            return
+        if session is not None:
+            self.shared.apply(session.read_along)
+        else:
+            self.shared.refresh()
 
 
 def _app_is_debug() -> bool:
@@ -110,21 +130,24 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
     """
     sessions = mailbox = events = admission = None
     limiter = _limiter(app, ephemeral)
-    unavailable = store_errors(app.extensions["cache"][cache], app.extensions["cache"][ephemeral])
+    backend = app.extensions["cache"][cache]
+    unavailable = store_errors(backend, app.extensions["cache"][ephemeral])
+    shared = None
+    if not isinstance(backend, NullCache):
+        shared = SharedRegistry(mcp.registry, cache, mcp.loaders, mcp._announce)
     if not settings.stateless:
         sessions = SessionStore(
             cache,
             settings.session_ttl,
             max_age=settings.session_max_age,
             per_owner=settings.sessions_per_principal,
+            read_along=REGISTRY_KEY,
         )
         # Shorter-lived than any session: a Redis evicting by nearest expiry
         # (volatile-ttl) takes these before a session in use.
         mailbox = Mailbox(ephemeral, int(settings.client_request_timeout) + 60, inflight_ttl=settings.inflight_ttl)
         events = EventLog(ephemeral, settings.session_ttl)
-        capacity = capacity_of(
-            app.extensions["cache"][cache], max_entries=settings.max_sessions, high_water=settings.store_high_water
-        )
+        capacity = capacity_of(backend, max_entries=settings.max_sessions, high_water=settings.store_high_water)
         admission = SessionAdmission(limiter, settings.session_rate_limit, capacity)
     server = Server(
         mcp.registry,
@@ -147,8 +170,20 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         max_subscriptions=settings.max_subscriptions,
         unavailable=unavailable,
     )
-    backend = mcp.auth
-    if backend is None and settings.auth_tokens:
-        backend = StaticTokenBackend(settings.auth_tokens, api_key_header=settings.auth_api_key_header)
-    auth = AuthGate(backend, settings) if backend is not None else None
-    return MCPState(mcp, settings, server, sessions, mailbox, events, auth, admission, unavailable)
+    auth_backend = mcp.auth
+    if auth_backend is None and settings.auth_tokens:
+        auth_backend = StaticTokenBackend(settings.auth_tokens, api_key_header=settings.auth_api_key_header)
+    auth = AuthGate(auth_backend, settings) if auth_backend is not None else None
+    return MCPState(
+        mcp,
+        settings,
+        server,
+        sessions,
+        mailbox,
+        events,
+        auth,
+        admission,
+        unavailable,
+        shared,
+        not is_process_local(backend),
+    )

@@ -172,6 +172,8 @@ def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIR
         return _error(404, f"Not Found: {path}")
     if method != "POST":
         return _method_not_allowed(method, "POST")
+    with app.app_context():
+        state.keep_in_step()
     if name not in state.server.registry.tools:  # before the body: an unknown tool is a 404 whatever it carries
         return _error(404, _ERRORS["unknown_tool"][1].format(name))
     body = _read_body(environ, stdin, state.settings.max_content_length)

@@ -188,6 +188,7 @@ def _dispatch(
         return _initialize(state, environ, message, principal)
     session = None
     if state.settings.stateless:
+        state.keep_in_step()
         client = ClientState(protocol_version=version or DEFAULT_NEGOTIATED_VERSION)
     else:
         session = _session(state, environ, msg_id, principal)
@@ -243,6 +244,7 @@ def _initialize(
             state.admission.admit(caller_key(principal, state.server.client_key))
         except MCPError as exc:
             return json_answer(state, jsonrpc.failure(message.id, exc))
+    state.keep_in_step()
     client = ClientState()
     response = t.cast(dict[str, t.Any], state.server.handle(message, client, principal=principal))
     headers = {}
@@ -261,6 +263,7 @@ def _session(
     session = state.sessions.open(session_id, _owner(principal)) if state.sessions is not None else None
     if session is None:
         raise _Reject(error_response(404, "Session not found", SESSION_NOT_FOUND, msg_id=msg_id))
+    state.keep_in_step(session)
     return session
 
 

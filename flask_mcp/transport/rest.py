@@ -181,6 +181,7 @@ def tool_view(name: str) -> Response:
     principal = _authenticate(state)  # before anything else: not even which tools exist is told
     if isinstance(principal, Response):
         return principal
+    state.keep_in_step()
     if name not in state.server.registry.tools:  # before the body: an unknown URL is a 404 whatever it carries
         return error(404, _ERRORS["unknown_tool"][1].format(name))
     arguments = _read_object(state)
@@ -207,6 +208,7 @@ def resource_view() -> Response:
     principal = _authenticate(state)
     if isinstance(principal, Response):
         return principal
+    state.keep_in_step()
     uri = request.args.get("uri")
     if not uri:
         return error(400, "Missing query parameter: uri")

@@ -244,6 +244,7 @@ class StdioServer:
         response: dict[str, t.Any] | None = None
         try:
             with message_context(self.app):
+                self.mcp.keep_in_step()
                 response = self.mcp.server.handle(message, self.client, channel)
         except Exception as exc:  # the core answers its own errors; this is the context's
             logger.exception("MCP stdio message failed")
