@@ -67,6 +67,7 @@ def _errors(*statuses: int) -> dict[str, t.Any]:
         400: "Invalid JSON body, or arguments that fail validation",
         403: "Host or Origin not allowed",
         404: "Not found",
+        415: "The body is not declared application/json",
         500: "The handler failed",
     }
     return {
@@ -135,10 +136,10 @@ def build_document(server: Server, prefix: str, mcp_path: str) -> dict[str, t.An
         operation: dict[str, t.Any] = {
             "operationId": tool.name,
             "tags": ["tools"],
-            "requestBody": {"required": False, "content": {"application/json": {"schema": request_schema}}},
+            "requestBody": {"required": True, "content": {"application/json": {"schema": request_schema}}},
             "responses": {
                 "200": _result_body(result_schema, "The value the tool returned"),
-                **_errors(400, 403, 404, 500),
+                **_errors(400, 403, 404, 415, 500),
             },
         }
         summary = tool.title or (tool.description or "").strip().split("\n", 1)[0]

@@ -262,7 +262,7 @@ def test_rest_requires_the_token(app: Flask) -> None:
     assert refused.headers["WWW-Authenticate"] == f'Bearer scope="read", resource_metadata="{PRM}"'
     assert client.post("/mcp/rest/tools/nope").status_code == 401  # not even which tools exist
     assert client.post("/mcp/rest/tools/whoami", headers=headers("bad")).status_code == 401
-    ok = client.post("/mcp/rest/tools/whoami", headers=headers("bob-token"))
+    ok = client.post("/mcp/rest/tools/whoami", json={}, headers=headers("bob-token"))
     assert ok.status_code == 200 and ok.get_json() == {"result": "bob"}
     assert client.get("/mcp/rest/openapi.json").status_code == 401
     assert client.get("/mcp/rest/openapi.json", headers=headers("bob-token")).status_code == 200

@@ -168,7 +168,8 @@ def test_cgi_answers_503_while_the_store_is_down(
     app: Flask, redis_process: RedisProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     redis_process.stop()
-    for key, value in {"REQUEST_METHOD": "POST", "PATH_INFO": "/tools/limited", "CONTENT_LENGTH": "2"}.items():
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/tools/limited", "CONTENT_LENGTH": "2"}
+    for key, value in {**environ, "CONTENT_TYPE": "application/json"}.items():
         monkeypatch.setenv(key, value)
     stdout = io.BytesIO()
     serve_cgi(app, stdin=io.BytesIO(b"{}"), stdout=stdout)

@@ -64,8 +64,7 @@ def run_cgi(
             "HTTP_HOST": "example.org",
         }
     )
-    if body:
-        env.update({"CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body))})
+    env.update({"CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body))} if method == "POST" else {})
     env.update(extra or {})
     done = subprocess.run(
         [sys.executable, "-m", "flask", "--app", app, "mcp", "cgi"],
@@ -190,7 +189,13 @@ def test_serve_cgi_in_process(make_app: t.Callable[..., Flask], monkeypatch: pyt
         return 2 * x
 
     app = make_app(mcp)
-    for key, value in {"REQUEST_METHOD": "POST", "PATH_INFO": "/tools/double", "CONTENT_LENGTH": "8"}.items():
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/tools/double",
+        "CONTENT_LENGTH": "8",
+        "CONTENT_TYPE": "application/json",
+    }
+    for key, value in environ.items():
         monkeypatch.setenv(key, value)
     stdout = io.BytesIO()
     serve_cgi(app, stdin=io.BytesIO(b'{"x": 4}'), stdout=stdout)
@@ -219,7 +224,8 @@ def test_permission_denials_and_rate_limits_have_their_statuses(
     app = make_app(mcp)
 
     def post(tool: str) -> CGIResult:
-        for key, value in {"REQUEST_METHOD": "POST", "PATH_INFO": f"/tools/{tool}", "CONTENT_LENGTH": "2"}.items():
+        environ = {"REQUEST_METHOD": "POST", "PATH_INFO": f"/tools/{tool}", "CONTENT_LENGTH": "2"}
+        for key, value in {**environ, "CONTENT_TYPE": "application/json"}.items():
             monkeypatch.setenv(key, value)
         stdout = io.BytesIO()
         serve_cgi(app, stdin=io.BytesIO(b"{}"), stdout=stdout)
@@ -233,3 +239,10 @@ def test_permission_denials_and_rate_limits_have_their_statuses(
     limited = post("ping_once")
     assert limited.status == 429
     assert 1 <= int(limited.headers["Retry-After"]) <= 60
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", ""])
+def test_only_json_bodies_run_a_tool(content_type: str) -> None:
+    """As over REST: a body not declared application/json is 415, whatever it holds."""
+    result = run_cgi("POST", "/tools/add", b'{"a": 1, "b": 2}', {"CONTENT_TYPE": content_type})
+    assert result.status == 415 and "application/json" in result.json()["error"]

@@ -287,3 +287,139 @@ def test_non_loopback_server_accepts_any_host(app: Flask, host: str) -> None:
     response = post_init(app, {"Host": host}, environ_overrides={"SERVER_NAME": "api.example.com"})
     assert response.request.host == host
     assert_served(response)
+
+
+# -- hostile values: parsed strictly, refused whole ---------------------------------
+
+HOSTILE_HOSTS = [
+    "localhost:80@evil.example",  # userinfo-looking tail: the old split kept "localhost"
+    "localhost@evil.example",
+    "evil.example#localhost",
+    "localhost/evil",
+    "localhost:80:80",
+    "localhost:",
+    "localhost:99999",
+    "localhost:8o",
+    "localhost:²",
+    "localhost:\uff11\uff12",  # full-width digits
+    "localhost:" + "9" * 6,
+    "[::1",
+    "[::1]x",
+    "[::1]:",
+    "[::1]80",
+    "[evil.example]",
+    "[fe80::1%25eth0]",
+    "local host",
+    "lócalhost",
+    "localhost%2e",
+    "xn--.example",
+    "-localhost",
+    "localhost.",
+    "",
+    "a" * 400,
+    ".",
+    "..",
+]
+
+
+@pytest.mark.parametrize("host", HOSTILE_HOSTS)
+def test_hostile_host_values_never_pass(host: str) -> None:
+    """Whatever the configuration, a Host that is not ``host[:port]`` is refused, never split or trimmed."""
+    assert not host_allowed(host, "127.0.0.1", None)
+    assert not host_allowed(host, "10.0.0.5", None)
+    assert not host_allowed(host, "127.0.0.1", ["localhost", "*.example", "*"])
+
+
+HOSTILE_ORIGINS = [
+    "http://[::1]x",
+    "http://[::1",
+    "http://[evil.example]",
+    "http://localhost:80@evil.example",
+    "http://user@localhost",
+    "http://localhost/",
+    "http://localhost/path",
+    "http://localhost?x",
+    "http://localhost#x",
+    "http://localhost\\@evil.example",
+    "http://localhost:99999",
+    "http://localhost:²",
+    "http://lócalhost",
+    "http:/localhost",
+    "//localhost",
+    "localhost",
+    "http://",
+    "http://127.0.0.1.",
+    "http://" + "a" * 400,
+]
+
+
+@pytest.mark.parametrize("origin", HOSTILE_ORIGINS)
+def test_hostile_origins_never_pass(origin: str) -> None:
+    """Not an exact ``scheme://host[:port]``: refused even where ``*`` allows every origin."""
+    assert not origin_allowed(origin, "http://localhost:5000", ())
+    assert not origin_allowed(origin, "http://localhost:5000", ["*", "http://*.localhost", "http://localhost:*"])
+
+
+@pytest.mark.parametrize(
+    ("origin", "pattern", "expected"),
+    [
+        ("https://a.example.com", "https://*.example.com", True),
+        ("https://a.b.example.com", "https://*.example.com", True),
+        ("https://example.com", "https://*.example.com", False),
+        ("https://evil.com/.example.com", "https://*.example.com", False),  # "*" never spans "/"
+        ("https://evil.com:1@a.example.com", "https://*.example.com", False),
+        ("https://a.example.com:8443", "https://*.example.com", False),  # the default port only
+        ("https://a.example.com:8443", "https://*.example.com:8443", True),
+        ("http://app.test:3000", "http://app.test:*", True),
+        ("http://app.test", "http://app.test:*", True),
+        ("https://app.test:3000", "http://app.test:*", False),
+        ("https://app.example.com", "https://app.example.com:443", True),
+        ("https://app.example.com:443", "https://app.example.com", True),
+        ("https://app.example.com", "https://app.example.com/", False),  # a malformed pattern allows nothing
+        ("https://xexample.com", "https://*example.com", False),
+    ],
+)
+def test_origin_patterns_match_whole_labels(origin: str, pattern: str, expected: bool) -> None:
+    assert origin_allowed(origin, OWN, [pattern]) is expected
+
+
+@pytest.mark.parametrize(
+    ("host", "pattern", "expected"),
+    [
+        ("api.internal.example.com", "*.internal.example.com", True),
+        ("internal.example.com", "*.internal.example.com", False),
+        ("evil.com", "*.internal.example.com", False),
+        ("mcp.example.com:8443", "mcp.example.com", True),  # a pattern names hosts; ports are not checked
+        ("[::1]:80", "[::1]", True),
+        ("localhost", "*", True),
+    ],
+)
+def test_host_patterns_match_whole_labels(host: str, pattern: str, expected: bool) -> None:
+    assert host_allowed(host, "10.0.0.5", [pattern]) is expected
+
+
+@pytest.mark.parametrize("host", ["localhost:80@evil.example", "[::1]x", "localhost:99999"])
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/rest/tools/add", "/mcp/rest/openapi.json"])
+def test_hostile_hosts_get_a_json_403_everywhere(
+    mcp: MCP, make_app: t.Callable[..., Flask], host: str, path: str
+) -> None:
+    @mcp.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    app = make_app(mcp)
+    response = app.test_client().post(
+        path, json={}, headers={**ACCEPT, "Host": host}, environ_overrides={"SERVER_NAME": "127.0.0.1"}
+    )
+    assert response.status_code == 403 and response.mimetype == "application/json"
+    assert "not allowed" in response.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("origin", ["http://[::1", "http://[evil.example]", "http://[::1]x"])
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/rest/tools/add"])
+def test_unparseable_origins_get_a_json_403_not_a_500(
+    mcp: MCP, make_app: t.Callable[..., Flask], origin: str, path: str
+) -> None:
+    app = make_app(mcp)
+    response = app.test_client().post(path, json={}, headers={**ACCEPT, "Origin": origin})
+    assert response.status_code == 403 and response.mimetype == "application/json"

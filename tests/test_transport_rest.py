@@ -119,14 +119,42 @@ def test_output_schema_dumps_the_value(app: Flask) -> None:
 
 def test_dataclass_result_and_none(app: Flask) -> None:
     client = app.test_client()
-    assert json_body(client.post("/mcp/rest/tools/origin")) == {"result": {"x": 1, "y": 2}}
-    assert json_body(client.post("/mcp/rest/tools/nothing")) == {"result": None}
+    assert json_body(client.post("/mcp/rest/tools/origin", json={})) == {"result": {"x": 1, "y": 2}}
+    assert json_body(client.post("/mcp/rest/tools/nothing", json={})) == {"result": None}
 
 
 def test_empty_body_means_no_arguments(app: Flask) -> None:
-    response = app.test_client().post("/mcp/rest/tools/add")
+    response = app.test_client().post("/mcp/rest/tools/add", data=b"", content_type="application/json")
     assert response.status_code == 400
     assert json_body(response)["error"].startswith("Invalid arguments: ")
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        (None, b""),
+        ("text/plain", b'{"a": 1, "b": 2}'),
+        ("application/x-www-form-urlencoded", b"a=1&b=2"),
+        ("multipart/form-data; boundary=x", b'--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--\r\n'),
+        ("application/jsonp", b'{"a": 1, "b": 2}'),
+    ],
+)
+def test_only_json_bodies_run_a_tool(content_type: str | None, body: bytes) -> None:
+    """What a web page may send across origins without a preflight (a CORS "simple request") gets 415."""
+    server, calls = MCP(name="csrf"), []
+
+    @server.tool
+    def add(a: int = 0, b: int = 0) -> int:
+        calls.append((a, b))
+        return a + b
+
+    app = Flask(__name__)
+    server.init_app(app)
+    headers = {"Content-Type": content_type} if content_type else {}
+    response = app.test_client().post("/mcp/rest/tools/add", data=body, headers=headers)
+    assert response.status_code == 415 and response.mimetype == "application/json"
+    assert "application/json" in json_body(response)["error"]
+    assert calls == []
 
 
 @pytest.mark.parametrize("body", [b"{not json", b"[1, 2]", b'"text"', b"NaN"])
@@ -311,8 +339,8 @@ def test_custom_prefix_and_register_blueprint(mcp: MCP) -> None:
     app.config.update(MCP_STATELESS=True, MCP_REST_PREFIX="/api/v1/")
     app.register_blueprint(mcp.blueprint, url_prefix="/agents")
     client = app.test_client()
-    assert json_body(client.post("/api/v1/tools/ok")) == {"result": "ok"}
-    assert client.post("/mcp/rest/tools/ok").status_code == 404
+    assert json_body(client.post("/api/v1/tools/ok", json={})) == {"result": "ok"}
+    assert client.post("/mcp/rest/tools/ok", json={}).status_code == 404
     assert "/agents" in json_body(client.get("/api/v1/openapi.json"))["paths"]
 
 
@@ -320,16 +348,16 @@ def test_rest_disabled(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
     mcp.tool(name="ok")(lambda: "ok")
     app = make_app(mcp, MCP_STATELESS=True, MCP_REST_ENABLED=False)
     client = app.test_client()
-    assert client.post("/mcp/rest/tools/ok").status_code == 404
+    assert client.post("/mcp/rest/tools/ok", json={}).status_code == 404
     assert client.get("/mcp/rest/openapi.json").status_code == 404
 
 
 def test_tool_registered_after_setup_is_served(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
     app = make_app(mcp, MCP_STATELESS=True)
     client = app.test_client()
-    assert client.post("/mcp/rest/tools/late").status_code == 404
+    assert client.post("/mcp/rest/tools/late", json={}).status_code == 404
     mcp.tool(name="late")(lambda: "here")
-    assert json_body(client.post("/mcp/rest/tools/late")) == {"result": "here"}
+    assert json_body(client.post("/mcp/rest/tools/late", json={})) == {"result": "here"}
 
 
 def test_context_tool_runs_without_a_channel(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
@@ -339,13 +367,13 @@ def test_context_tool_runs_without_a_channel(mcp: MCP, make_app: t.Callable[...,
         return "done"
 
     app = make_app(mcp, MCP_STATELESS=True)
-    assert json_body(app.test_client().post("/mcp/rest/tools/chatty")) == {"result": "done"}
+    assert json_body(app.test_client().post("/mcp/rest/tools/chatty", json={})) == {"result": "done"}
 
 
 def test_root_prefix_leaves_the_apps_own_404(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
     mcp.tool(name="ok")(lambda: "ok")
     app = make_app(mcp, MCP_STATELESS=True, MCP_REST_PREFIX="/")
     client = app.test_client()
-    assert json_body(client.post("/tools/ok")) == {"result": "ok"}
+    assert json_body(client.post("/tools/ok", json={})) == {"result": "ok"}
     assert "/tools/ok" in json_body(client.get("/openapi.json"))["paths"]
     assert client.get("/elsewhere").mimetype == "text/html"  # Flask's own 404, untouched

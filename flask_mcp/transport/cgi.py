@@ -41,7 +41,7 @@ from ..auth.gate import error_status
 from ..direct import DirectCallFailed, Reason, call_tool_json
 from ..openapi import build_document
 from ..store_failures import RETRY_AFTER, unavailable
-from .guard import rejection
+from .guard import is_json_request, rejection
 from .stdio import _stdout_to_stderr
 
 if t.TYPE_CHECKING:
@@ -176,6 +176,8 @@ def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIR
         state.keep_in_step()
     if name not in state.server.registry.tools:  # before the body: an unknown tool is a 404 whatever it carries
         return _error(404, _ERRORS["unknown_tool"][1].format(name))
+    if not is_json_request(environ):
+        return _error(415, "Unsupported Media Type: Content-Type must be application/json")
     body = _read_body(environ, stdin, state.settings.max_content_length)
     if isinstance(body, CGIResponse):
         return body

@@ -3,46 +3,202 @@
 A web page can make a browser send requests to a server on the user's own
 machine; the ``Origin`` header tells whose page it is, and a rebound DNS name
 shows up in ``Host``. Both are checked before anything else is read.
+
+Both headers are parsed strictly, after RFC 3986's authority grammar
+(``host [":" port]``; a host is a DNS name, a dotted IPv4 address or a
+bracketed IPv6 address; a port is one to five ASCII digits up to 65535), and
+an origin is exactly ``scheme "://" authority``, with no user info, path,
+query or fragment. Values are compared whole, never by prefix or substring.
+Anything that does not parse is refused, whatever the configuration.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import functools
+import ipaddress
+import re
 import typing as t
-from urllib.parse import urlsplit
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
-__all__ = ["LOOPBACK_HOSTS", "host_allowed", "origin_allowed", "rejection", "split_host"]
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "Authority",
+    "host_allowed",
+    "is_json_request",
+    "origin_allowed",
+    "parse_authority",
+    "parse_origin",
+    "rejection",
+    "split_host",
+]
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+#: Longest ``Host`` or ``Origin`` value parsed at all (a DNS name is at most 253 characters).
+MAX_LENGTH = 300
+_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\Z")
+_PORT = re.compile(r"[0-9]{1,5}\Z")
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,31}\Z")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# A wildcard stands for one or more whole DNS labels, never for a dot-free
+# stretch of text that could also swallow "/", ":" or "@".
+_LABELS = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*"
+
+
+class Authority(t.NamedTuple):
+    """A parsed ``host[:port]``: the host lower-cased, an IPv6 address without brackets."""
+
+    host: str
+    port: int | None
+
+
+def _host_name(host: str) -> bool:
+    """A DNS name of labels, or a dotted IPv4 address (which is made of such labels too)."""
+    return 0 < len(host) <= 253 and all(_LABEL.match(label) for label in host.split("."))
+
+
+def parse_authority(value: str) -> Authority | None:
+    """``host[:port]`` parsed strictly; ``None`` for anything else."""
+    value = value.strip().lower()
+    if not value or len(value) > MAX_LENGTH or not value.isascii():
+        return None
+    if value.startswith("["):
+        end = value.find("]")
+        host, rest = value[1:end], value[end + 1 :]
+        if end < 0 or not _ipv6(host):
+            return None
+    elif value.count(":") > 1:
+        # A bare IPv6 address: what a server names its own bind address (SERVER_NAME), never with a port.
+        return Authority(value, None) if _ipv6(value) else None
+    else:
+        host, colon, port = value.partition(":")
+        rest = colon + port
+        if not _host_name(host):
+            return None
+    if not rest:
+        return Authority(host, None)
+    port = rest[1:]
+    if rest[0] != ":" or not _PORT.match(port) or int(port) > 65535:
+        return None
+    return Authority(host, int(port))
+
+
+def _ipv6(text: str) -> bool:
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return "%" not in text  # zone ids name an interface of the client's machine: never a server's name
+
+
+class Origin(t.NamedTuple):
+    """A parsed origin; the port is filled in for ``http`` and ``https``."""
+
+    scheme: str
+    host: str
+    port: int | None
+
+
+def parse_origin(value: str) -> Origin | None:
+    """``scheme://host[:port]`` parsed strictly; ``None`` for anything else (including ``null``)."""
+    value = value.strip().lower()
+    scheme, separator, rest = value.partition("://")
+    if not separator or not _SCHEME.match(scheme) or any(char in rest for char in "/?#@\\"):
+        return None
+    authority = parse_authority(rest)
+    if authority is None:
+        return None
+    return Origin(scheme, authority.host, authority.port or _DEFAULT_PORTS.get(scheme))
 
 
 def split_host(value: str) -> str:
-    """The host name of a ``Host`` header value, without port or IPv6 brackets."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[1 : value.find("]")] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+    """The host name of a ``Host`` header value, without port or IPv6 brackets; ``""`` when it does not parse."""
+    authority = parse_authority(value)
+    return authority.host if authority is not None else ""
 
 
-def _matches(value: str, patterns: t.Iterable[str]) -> bool:
-    return any(value == p or ("*" in p and fnmatch.fnmatchcase(value, p)) for p in patterns)
+def _split_port(text: str) -> tuple[str, str]:
+    """``("host", "port")`` of a configured ``host[:port]``; the port may be ``*`` or empty."""
+    if (":" in text and not text.endswith("]") and text.count(":") == 1) or (text.startswith("[") and "]:" in text):
+        host, _, port = text.rpartition(":")
+        return host, port
+    return text, ""
+
+
+def _host_regex(host: str) -> str | None:
+    """A configured host (``*`` for whole labels) as a regex over parsed host names; ``None`` if malformed."""
+    if host.startswith("["):
+        inner = host[1:-1] if host.endswith("]") else ""
+        return re.escape(inner) if _ipv6(inner) else None
+    labels = host.split(".")
+    if not all(label == "*" or _LABEL.match(label) for label in labels):
+        return None
+    return r"\.".join(_LABELS if label == "*" else re.escape(label) for label in labels)
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(pattern: str, *, origin: bool) -> re.Pattern[str] | None:
+    """A configured origin or host pattern as a regex over parsed values; ``None`` if it is malformed.
+
+    Origins compare as ``scheme://host:port`` with the default port filled in,
+    hosts as the bare host name (a port in the pattern is ignored). ``*`` in
+    the host stands for one or more whole labels; as an origin's port
+    (``http://localhost:*``), for any port.
+    """
+    pattern = pattern.strip().lower()
+    prefix = ""
+    if origin:
+        scheme, separator, pattern = pattern.partition("://")
+        if not separator or not _SCHEME.match(scheme):
+            return None
+        prefix = re.escape(scheme) + "://"
+    host, port = _split_port(pattern)
+    host_regex = _host_regex(host)
+    if host_regex is None:
+        return None
+    if not origin:
+        return re.compile(host_regex + r"\Z")
+    if port == "*":
+        port_regex = "[0-9]+"
+    elif port:
+        if not _PORT.match(port) or int(port) > 65535:
+            return None
+        port_regex = str(int(port))
+    else:
+        port_regex = str(_DEFAULT_PORTS.get(scheme, ""))
+    return re.compile(prefix + host_regex + ":" + port_regex + r"\Z")
+
+
+def _origin_text(origin: Origin) -> str:
+    return f"{origin.scheme}://{origin.host}:{origin.port if origin.port is not None else ''}"
 
 
 def origin_allowed(origin: str, own_origin: str, allowed: t.Sequence[str]) -> bool:
     """Whether a request with ``Origin: origin`` may proceed.
 
-    Allowed: the server's own origin, any loopback origin (any port), and the
-    configured origins (exact, or ``fnmatch`` patterns such as
-    ``https://*.example.com``; ``"*"`` allows all).
+    Allowed: the server's own origin, any loopback origin (``http`` or
+    ``https``, any port), and the configured origins: exact origins, or
+    patterns with ``*`` for whole labels of the host (``https://*.example.com``)
+    or for the port (``http://localhost:*``); ``"*"`` allows every origin
+    that parses, and ``null``. Nothing else that does not parse is ever allowed.
     """
-    origin = origin.strip().lower()
-    if origin == own_origin.lower() or _matches(origin, (p.lower() for p in allowed)):
+    parsed = parse_origin(origin)
+    if parsed is None:
+        # "null" is the opaque origin of sandboxed frames and local files: only named, or "*", allows it.
+        return origin.strip().lower() == "null" and any(p.strip().lower() in ("*", "null") for p in allowed)
+    if parsed == parse_origin(own_origin):
         return True
-    parts = urlsplit(origin)
-    return parts.scheme in ("http", "https") and (parts.hostname or "") in LOOPBACK_HOSTS
+    if parsed.scheme in _DEFAULT_PORTS and parsed.host in LOOPBACK_HOSTS:
+        return True
+    text = _origin_text(parsed)
+    for pattern in allowed:
+        if pattern.strip() == "*":
+            return True
+        regex = _pattern(pattern, origin=True)
+        if regex is not None and regex.match(text):
+            return True
+    return False
 
 
 def host_allowed(host_header: str, server_name: str, allowed: t.Sequence[str] | None) -> bool:
@@ -50,12 +206,32 @@ def host_allowed(host_header: str, server_name: str, allowed: t.Sequence[str] | 
 
     With no configured list, a server listening on a loopback address only
     answers to loopback names (a rebound name is refused); other servers
-    accept any host, which a reverse proxy usually checks already.
+    accept any host, which a reverse proxy usually checks already. Configured
+    entries are host names (a port is ignored), with ``*`` for whole labels
+    (``*.example.com``); ``"*"`` allows every host that parses.
     """
-    host = split_host(host_header)
+    authority = parse_authority(host_header)
+    if authority is None:
+        return False
     if allowed is None:
-        return split_host(server_name) not in LOOPBACK_HOSTS or host in LOOPBACK_HOSTS
-    return _matches(host, (split_host(p) if "*" not in p else p.lower() for p in allowed))
+        return split_host(server_name) not in LOOPBACK_HOSTS or authority.host in LOOPBACK_HOSTS
+    for pattern in allowed:
+        if pattern.strip() == "*":
+            return True
+        regex = _pattern(pattern, origin=False)
+        if regex is not None and regex.match(authority.host):
+            return True
+    return False
+
+
+def is_json_request(environ: WSGIEnvironment) -> bool:
+    """Whether the request body is declared ``application/json`` (parameters such as ``charset`` aside).
+
+    A web page can send any other type across origins without asking the
+    browser's permission first (text/plain, forms, multipart: the "simple
+    requests" of CORS), so a body of another type never runs a tool.
+    """
+    return str(environ.get("CONTENT_TYPE", "")).partition(";")[0].strip().lower() == "application/json"
 
 
 def rejection(
@@ -63,13 +239,15 @@ def rejection(
 ) -> str | None:
     """Why a request must be refused with HTTP 403, or ``None`` when it may proceed.
 
-    Every transport that answers HTTP (the MCP endpoint, the REST routes)
-    runs this one check, so they cannot drift apart.
+    Every surface that answers HTTP (the MCP endpoint, the REST routes, the
+    CGI adapter, the resource metadata) runs this one check, so they cannot
+    drift apart.
     """
     host = environ.get("HTTP_HOST") or environ.get("SERVER_NAME", "")
     if not host_allowed(host, environ.get("SERVER_NAME", ""), allowed_hosts):
-        return f"Forbidden: host {host!r} is not allowed"
+        return f"Forbidden: host {host[:MAX_LENGTH]!r} is not allowed"
     origin = environ.get("HTTP_ORIGIN")
-    if origin is not None and not origin_allowed(origin, f"{environ['wsgi.url_scheme']}://{host}", allowed_origins):
-        return f"Forbidden: origin {origin!r} is not allowed"
+    own = f"{environ.get('wsgi.url_scheme', 'http')}://{host}"
+    if origin is not None and not origin_allowed(origin, own, allowed_origins):
+        return f"Forbidden: origin {origin[:MAX_LENGTH]!r} is not allowed"
     return None

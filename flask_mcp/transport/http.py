@@ -22,7 +22,7 @@ from ..server import ClientState
 from ..store_failures import unavailable
 from ..versions import DEFAULT_NEGOTIATED_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from . import streaming
-from .guard import rejection
+from .guard import is_json_request, rejection
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
@@ -129,7 +129,7 @@ def _read_body(state: MCPState, environ: WSGIEnvironment) -> bytes:
     accept = environ.get("HTTP_ACCEPT")
     if accept and not _accepts_json(accept):
         raise _Reject(error_response(406, "Not Acceptable: the client must accept application/json"))
-    if environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower() != "application/json":
+    if not is_json_request(environ):
         raise _Reject(error_response(415, "Unsupported Media Type: Content-Type must be application/json"))
     limit = state.settings.max_content_length
     length = request.content_length

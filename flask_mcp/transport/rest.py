@@ -29,7 +29,7 @@ from ..openapi import OpenAPIDocument, swagger_ui_page
 from ..principal import Principal
 from ..server import Call, ClientState
 from ..store_failures import unavailable
-from .guard import rejection
+from .guard import is_json_request, rejection
 
 if t.TYPE_CHECKING:
     from ..state import MCPState
@@ -184,6 +184,8 @@ def tool_view(name: str) -> Response:
     state.keep_in_step()
     if name not in state.server.registry.tools:  # before the body: an unknown URL is a 404 whatever it carries
         return error(404, _ERRORS["unknown_tool"][1].format(name))
+    if not is_json_request(request.environ):
+        return error(415, "Unsupported Media Type: Content-Type must be application/json")
     arguments = _read_object(state)
     if isinstance(arguments, Response):
         return arguments
