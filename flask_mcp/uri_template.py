@@ -4,6 +4,11 @@ Level 1 is simple string expansion: each ``{var}`` stands for one
 percent-encoded value, so a value never contains a reserved character such as
 ``/``, ``?`` or ``#``. Matching a concrete URI therefore takes, for each
 variable, the longest run of characters up to the next literal part.
+
+The promise holds after decoding too: a URI whose variable would decode to
+something with a path separator (``%2F``, ``%5C``), a NUL, or to ``.`` or
+``..`` does not match, so a handler never receives a value that walks out of
+a directory. Values are decoded exactly once (``%252F`` is the text ``%2F``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from urllib.parse import quote, unquote
 __all__ = ["URITemplate"]
 
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
+#: What no decoded value may contain: path separators and NUL.
+_UNSAFE = re.compile(r"[/\\\x00]")
 _VARNAME = re.compile(r"^[A-Za-z0-9_]+$")
 
 
@@ -53,11 +60,21 @@ class URITemplate:
         self._regex = re.compile("".join(pattern) + r"\Z")
 
     def match(self, uri: str) -> dict[str, str] | None:
-        """Return the decoded variables if *uri* matches, else ``None``."""
+        """Return the decoded variables if *uri* matches, else ``None``.
+
+        A value that decodes to a path separator, a NUL, ``.`` or ``..``, or
+        to bytes that are not UTF-8, does not match (see the module's description).
+        """
         found = self._regex.match(uri)
         if found is None:
             return None
-        return {name: unquote(value) for name, value in found.groupdict().items()}
+        try:
+            values = {name: unquote(value, errors="strict") for name, value in found.groupdict().items()}
+        except UnicodeDecodeError:  # "%FF": no text at all
+            return None
+        if any(_UNSAFE.search(value) or value in (".", "..") for value in values.values()):
+            return None
+        return values
 
     def expand(self, **values: t.Any) -> str:
         """Build a concrete URI, percent-encoding each value."""
