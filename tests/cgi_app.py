@@ -9,6 +9,7 @@ from __future__ import annotations
 from flask import Flask, request
 
 from flask_mcp import MCP, ToolError
+from flask_mcp.auth import current_principal
 
 mcp = MCP(name="cgi-app", version="1.0.0")
 
@@ -36,6 +37,13 @@ def chatty(word: str) -> str:
     """Prints, which must not reach the CGI response on stdout."""
     print(f"chatty says {word}")
     return f"{word} from {request.headers.get('User-Agent', 'nobody')}"
+
+
+@mcp.tool
+def whoami() -> str:
+    """The authenticated caller's subject, or "anonymous" (for the authentication tests)."""
+    principal = current_principal()
+    return principal.subject if principal is not None else "anonymous"
 
 
 @mcp.resource("config://motd", mime_type="text/plain")

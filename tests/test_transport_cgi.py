@@ -159,7 +159,13 @@ def test_openapi_json_describes_the_cgi_operations() -> None:
     document = result.json()
     assert document["openapi"] == "3.1.0"
     assert document["servers"] == [{"url": "/cgi-bin/mcp"}]
-    assert sorted(document["paths"]) == ["/tools/add", "/tools/chatty", "/tools/crash", "/tools/refuse"]
+    assert sorted(document["paths"]) == [
+        "/tools/add",
+        "/tools/chatty",
+        "/tools/crash",
+        "/tools/refuse",
+        "/tools/whoami",
+    ]
     assert document["paths"]["/tools/add"]["post"]["operationId"] == "add"
 
 
@@ -246,3 +252,34 @@ def test_only_json_bodies_run_a_tool(content_type: str) -> None:
     """As over REST: a body not declared application/json is 415, whatever it holds."""
     result = run_cgi("POST", "/tools/add", b'{"a": 1, "b": 2}', {"CONTENT_TYPE": content_type})
     assert result.status == 415 and "application/json" in result.json()["error"]
+
+
+# -- authentication: the same gate as every HTTP surface --------------------------------
+
+AUTH = {"FLASK_MCP_AUTH_TOKENS": '{"alice-token": "alice"}'}
+
+
+def test_an_anonymous_cgi_caller_is_refused_like_over_rest() -> None:
+    """With a backend configured, a CGI call without a credential is 401, even for a tool without permissions."""
+    result = run_cgi("POST", "/tools/whoami", b"{}", AUTH)
+    assert result.status == 401
+    assert result.headers["WWW-Authenticate"].startswith("Bearer ")
+    assert "requires authentication" in result.json()["error"]
+
+
+def test_a_bearer_token_reaches_the_tool_over_cgi() -> None:
+    result = run_cgi("POST", "/tools/whoami", b"{}", {**AUTH, "HTTP_AUTHORIZATION": "Bearer alice-token"})
+    assert (result.status, result.json()) == (200, {"result": "alice"})
+
+
+@pytest.mark.parametrize(
+    ("path", "method"), [("/tools/whoami", "POST"), ("/tools/nope", "POST"), ("/openapi.json", "GET")]
+)
+def test_a_bad_token_is_401_before_anything_is_told(path: str, method: str) -> None:
+    result = run_cgi(method, path, b"{}" if method == "POST" else b"", {**AUTH, "HTTP_AUTHORIZATION": "Bearer wrong"})
+    assert result.status == 401 and 'error="invalid_token"' in result.headers["WWW-Authenticate"]
+
+
+def test_the_openapi_document_follows_mcp_auth_openapi() -> None:
+    assert run_cgi("GET", "/openapi.json", extra=AUTH).status == 401
+    assert run_cgi("GET", "/openapi.json", extra={**AUTH, "FLASK_MCP_AUTH_OPENAPI": "false"}).status == 200

@@ -36,8 +36,10 @@ from http import HTTPStatus
 from wsgiref.handlers import read_environ
 from wsgiref.util import guess_scheme
 
+from flask import request
+
 from .. import jsonrpc
-from ..auth.gate import error_status
+from ..auth.gate import Unauthorized, error_status
 from ..direct import DirectCallFailed, Reason, call_tool_json
 from ..openapi import build_document
 from ..store_failures import RETRY_AFTER, unavailable
@@ -47,6 +49,7 @@ from .stdio import _stdout_to_stderr
 if t.TYPE_CHECKING:
     from flask import Flask
 
+    from ..principal import Principal
     from ..state import MCPState
 
 __all__ = ["CGIResponse", "cgi_document", "handle_cgi", "serve_cgi"]
@@ -137,15 +140,17 @@ _ERRORS: dict[Reason, tuple[int, str]] = {
 }
 
 
-def _call_tool(state: MCPState, name: str, arguments: dict[str, t.Any]) -> CGIResponse:
+def _call_tool(
+    state: MCPState, name: str, arguments: dict[str, t.Any], principal: Principal | None = None
+) -> CGIResponse:
     try:
-        return CGIResponse(200, call_tool_json(state.server, name, arguments))
+        return CGIResponse(200, call_tool_json(state.server, name, arguments, principal))
     except DirectCallFailed as exc:
         status, wording = _ERRORS[exc.reason]
         headers = None
         if exc.policy_code is not None:
             # The same Retry-After / insufficient_scope headers as over HTTP.
-            mapped = error_status({"code": exc.policy_code, "data": exc.data}, None)
+            mapped = error_status({"code": exc.policy_code, "data": exc.data}, state.auth)
             headers = mapped[1] if mapped is not None else None
         return _error(status, wording.format(exc.message), headers)
 
@@ -166,12 +171,18 @@ def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIR
     if path == "/openapi.json":
         if method not in ("GET", "HEAD"):
             return _method_not_allowed(method, "GET, HEAD")
+        refused = _authenticate(app, state, environ) if state.settings.auth_openapi else None
+        if isinstance(refused, CGIResponse):
+            return refused
         return CGIResponse(200, jsonrpc.encode(cgi_document(state, environ.get("SCRIPT_NAME", ""))))
     name = path[len("/tools/") :] if path.startswith("/tools/") else ""
     if not name or "/" in name:
         return _error(404, f"Not Found: {path}")
     if method != "POST":
         return _method_not_allowed(method, "POST")
+    principal = _authenticate(app, state, environ)  # before anything else: not even which tools exist is told
+    if isinstance(principal, CGIResponse):
+        return principal
     with app.app_context():
         state.keep_in_step()
     if name not in state.server.registry.tools:  # before the body: an unknown tool is a 404 whatever it carries
@@ -186,7 +197,23 @@ def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIR
         return arguments
     environ["wsgi.input"] = io.BytesIO(body)  # already read: request.data still works in the tool
     with app.request_context(environ):
-        return _call_tool(state, name, arguments)
+        return _call_tool(state, name, arguments, principal)
+
+
+def _authenticate(app: Flask, state: MCPState, environ: dict[str, t.Any]) -> Principal | CGIResponse | None:
+    """The caller, as the app's auth backend sees the CGI request; a 401 answer; ``None`` without a backend.
+
+    The same gate as the MCP endpoint and the REST routes: a web server must
+    pass the ``Authorization`` header on to CGI (Apache: ``CGIPassAuth On``),
+    or every call is refused.
+    """
+    if state.auth is None:
+        return None
+    with app.request_context(environ):
+        try:
+            return state.auth.authenticate(request)
+        except Unauthorized as exc:
+            return _error(401, exc.message, {"WWW-Authenticate": exc.challenge})
 
 
 def cgi_environ(stdin: t.BinaryIO) -> dict[str, t.Any]:
