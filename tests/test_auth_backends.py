@@ -27,6 +27,7 @@ from flask_mcp.auth import (
     hash_token,
 )
 from flask_mcp.principal import Principal
+from flask_mcp.tool_policy import ConfigurationError
 
 ISSUER = "https://auth.example.com"
 RESOURCE = "https://mcp.example.com/mcp"
@@ -316,15 +317,50 @@ def test_jwt_jwks_kid_lookup(app: Flask, rsa_key: t.Any, ec_key: t.Any, tmp_path
         assert authenticate(app, backend, **bearer(token)) is None
 
 
-def test_jwt_audience_defaults_to_the_resource_url(make_app: t.Callable[..., Flask], rsa_key: t.Any) -> None:
-    """Without audience=, aud must be the endpoint's URL (MCP_AUTH_RESOURCE or derived from the request)."""
+def test_jwt_audience_is_the_configured_resource(make_app: t.Callable[..., Flask], rsa_key: t.Any) -> None:
+    """Without audience=, aud must be MCP_AUTH_RESOURCE, whatever Host the request names."""
     backend = JWTBackend(issuer=ISSUER, key=pem(rsa_key))
-    app = make_app(MCP(name="aud", auth=backend))
+    app = make_app(MCP(name="aud", auth=backend), MCP_AUTH_RESOURCE=RESOURCE, MCP_ALLOWED_HOSTS="*")
     client = app.test_client()
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    headers = {"Accept": "application/json"}
-    ok = jwt.encode(claims(aud="http://localhost/mcp"), rsa_key, algorithm="RS256")
-    other = jwt.encode(claims(aud=RESOURCE), rsa_key, algorithm="RS256")
-    assert client.post("/mcp", json=ping, headers={**headers, **bearer(other)}).status_code == 401
-    response = client.post("/mcp", json=ping, headers={**headers, **bearer(ok)})
-    assert response.status_code == 400  # authenticated: now the missing session is the problem
+    headers = {"Accept": "application/json", "Content-Type": "application/json"}
+    ours = jwt.encode(claims(aud=RESOURCE), rsa_key, algorithm="RS256")
+    for host, audience in [
+        ("localhost:9999", "http://localhost:9999/mcp"),  # another server on this machine
+        ("other.example", "http://other.example/mcp"),  # any server, named in Host behind a proxy
+        ("localhost", "http://localhost/mcp"),
+    ]:
+        theirs = jwt.encode(claims(aud=audience), rsa_key, algorithm="RS256")
+        refused = client.post("/mcp", json=ping, headers={**headers, "Host": host, **bearer(theirs)})
+        assert refused.status_code == 401, host
+        accepted = client.post("/mcp", json=ping, headers={**headers, "Host": host, **bearer(ours)})
+        assert accepted.status_code == 400  # authenticated: now the missing session is the problem
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        lambda key: JWTBackend(issuer=ISSUER, key=key),
+        lambda key: TokenVerifierBackend(lambda token: None, checks_audience=True),
+    ],
+    ids=["jwt", "introspection"],
+)
+def test_audience_checking_backends_need_the_resource(
+    make_app: t.Callable[..., Flask], rsa_key: t.Any, backend: t.Callable[[t.Any], t.Any]
+) -> None:
+    """Refused at setup, naming the key to set, rather than trusting the request's Host."""
+    with pytest.raises(ConfigurationError, match=r"MCP_AUTH_RESOURCE must be set .*https://mcp\.example\.com/mcp"):
+        make_app(MCP(name="aud", auth=backend(pem(rsa_key))))
+
+
+def test_an_explicit_audience_needs_no_resource(make_app: t.Callable[..., Flask], rsa_key: t.Any) -> None:
+    backend = JWTBackend(issuer=ISSUER, audience="api://shop", key=pem(rsa_key))
+    app = make_app(MCP(name="aud", auth=backend))
+    token = jwt.encode(claims(aud="api://shop"), rsa_key, algorithm="RS256")
+    assert t.cast(Principal, authenticate(app, backend, **bearer(token))).subject == "user-1"
+
+
+def test_the_verifier_is_given_the_resource(make_app: t.Callable[..., Flask]) -> None:
+    backend = TokenVerifierBackend(lambda token: None, checks_audience=True)
+    make_app(MCP(name="aud", auth=backend), MCP_AUTH_RESOURCE=RESOURCE)
+    assert backend.resource == RESOURCE

@@ -135,6 +135,19 @@ def test_configured_resource_drives_metadata_and_challenge(server: MCP, make_app
     assert 'resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"' in challenge
 
 
+@pytest.mark.parametrize("host", ["evil.example", "localhost:80@evil.example", "[::1"])
+def test_metadata_has_the_endpoints_host_guard(server: MCP, make_app: t.Callable[..., Flask], host: str) -> None:
+    """The document names this server: a rebound or malformed Host gets the endpoint's JSON 403, not a resource."""
+    app = make_app(server, MCP_AUTH_TOKENS=TOKENS)
+    response = app.test_client().get(
+        "/.well-known/oauth-protected-resource/mcp",
+        headers={"Host": host},
+        environ_overrides={"SERVER_NAME": "127.0.0.1"},
+    )
+    assert response.status_code == 403 and response.mimetype == "application/json"
+    assert "resource" not in response.get_json()
+
+
 def test_no_backend_no_metadata_and_open_endpoint(server: MCP, make_app: t.Callable[..., Flask]) -> None:
     app = make_app(server)
     client = app.test_client()

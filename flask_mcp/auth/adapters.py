@@ -27,10 +27,21 @@ class TokenVerifierBackend(AuthBackend):
     :param verify: takes the token, returns a :class:`~flask_mcp.Principal`,
         a claims mapping (``sub``/``subject``, ``scope``/``scp``/``scopes``,
         ``exp``) or ``None`` for an invalid token.
+    :param checks_audience: set it when *verify* checks the token's audience
+        (an introspection answer's ``aud``) against ``MCP_AUTH_RESOURCE``:
+        the extension then refuses to start without that key, and the value
+        is in :attr:`resource`.
     """
 
-    def __init__(self, verify: t.Callable[[str], Verified]) -> None:
+    def __init__(self, verify: t.Callable[[str], Verified], *, checks_audience: bool = False) -> None:
         self.verify = verify
+        self.checks_audience = checks_audience
+        #: ``MCP_AUTH_RESOURCE``, the audience *verify* compares with.
+        self.resource: str | None = None
+
+    def configure(self, resource: str | None) -> None:
+        """Keep ``MCP_AUTH_RESOURCE`` for the verifier."""
+        self.resource = resource
 
     def authenticate(self, request: Request) -> Principal | None:
         """Hand the bearer token to the verifier."""

@@ -22,6 +22,14 @@ class AuthBackend:
 
     #: The scheme named in the ``WWW-Authenticate`` challenge.
     scheme: str = "Bearer"
+    #: Whether tokens are checked against this server's resource identifier
+    #: (their audience). Such a backend needs ``MCP_AUTH_RESOURCE``: the
+    #: extension refuses to start without it, since a value taken from the
+    #: request would let a client pick the audience its token was minted for.
+    checks_audience: bool = False
+
+    def configure(self, resource: str | None) -> None:
+        """Called once when the app is set up, with ``MCP_AUTH_RESOURCE`` (``None`` when unset)."""
 
     def authenticate(self, request: Request) -> Principal | None:
         """The caller of *request*, or ``None`` when it carries no valid credential.

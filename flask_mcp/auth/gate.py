@@ -11,6 +11,8 @@ from flask import Flask, Response, current_app, request
 from .. import jsonrpc
 from ..jsonrpc import PERMISSION_DENIED, RATE_LIMITED, SERVICE_UNAVAILABLE
 from ..principal import Principal
+from ..tool_policy import ConfigurationError
+from ..transport.guard import rejection
 from .base import AuthBackend
 
 if t.TYPE_CHECKING:
@@ -61,9 +63,21 @@ class AuthGate:
 
     :param backend: the configured :class:`~flask_mcp.auth.AuthBackend`.
     :param settings: the app's settings.
+
+    :raises ~flask_mcp.ConfigurationError: the backend checks token
+        audiences and ``MCP_AUTH_RESOURCE`` is not set.
     """
 
     def __init__(self, backend: AuthBackend, settings: Settings) -> None:
+        if getattr(backend, "checks_audience", False) and not settings.auth_resource:
+            raise ConfigurationError(
+                "MCP_AUTH_RESOURCE must be set to this server's canonical URL "
+                f'(e.g. "https://mcp.example.com/mcp"): {type(backend).__name__} checks each token\'s audience '
+                "against it, and taking it from the request would let a client choose it"
+            )
+        configure = getattr(backend, "configure", None)
+        if callable(configure):
+            configure(settings.auth_resource)
         self.backend = backend
         self.settings = settings
         #: Path of the MCP endpoint, known once the blueprint is registered.
@@ -93,7 +107,12 @@ class AuthGate:
         return self.backend.challenge(resource_metadata=self.metadata_url(), scopes=scopes, error=error)
 
     def resource_url(self) -> str:
-        """This server's resource identifier: ``MCP_AUTH_RESOURCE``, or the endpoint's absolute URL."""
+        """This server's resource identifier: ``MCP_AUTH_RESOURCE``, or the endpoint's absolute URL.
+
+        The fallback is built from the request, whose ``Host`` the guard has
+        accepted; only backends that do not check audiences run without
+        ``MCP_AUTH_RESOURCE``, so it is never compared with a token.
+        """
         configured = self.settings.auth_resource
         if configured:
             return configured
@@ -160,7 +179,14 @@ def metadata_view() -> Response:
     if request.method not in ("GET", "HEAD", "OPTIONS"):
         body = jsonrpc.encode({"error": f"Method Not Allowed: {request.method}"})
         return Response(body, status=405, headers={"Allow": "GET, HEAD, OPTIONS"}, content_type="application/json")
-    # Public by design, and read by browser-based clients from other origins.
+    settings = current_gate().settings
+    # The same Host guard as the endpoint (the document names this server);
+    # origins are not checked: the document is public by design, and read by
+    # browser-based clients from other origins.
+    reason = rejection(request.environ, settings.allowed_hosts, ("*",))
+    if reason is not None:
+        body = jsonrpc.encode({"error": reason})
+        return Response(body, status=403, content_type="application/json")
     headers = {"Access-Control-Allow-Origin": "*"}
     if request.method == "OPTIONS":
         return Response(status=204, headers={**headers, "Allow": "GET, HEAD, OPTIONS"})

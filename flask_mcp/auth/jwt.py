@@ -33,14 +33,15 @@ class JWTBackend(AuthBackend):
 
     A token is accepted when its signature verifies with a configured key,
     its ``alg`` is in *algorithms*, ``iss`` is *issuer*, ``aud`` contains the
-    audience (this server's resource URL unless given, as RFC 8707 resource
+    audience (``MCP_AUTH_RESOURCE`` unless given, as RFC 8707 resource
     indicators make the authorization server write it), and ``exp`` has not
-    passed (give or take *leeway*). The principal's subject is ``sub``; its
+    passed (give or take *leeway*). The audience never comes from the
+    request: without *audience*, the extension refuses to start unless
+    ``MCP_AUTH_RESOURCE`` is set. The principal's subject is ``sub``; its
     scopes come from ``scope`` (space separated) or ``scp`` (a list).
 
     :param issuer: the expected ``iss``.
-    :param audience: the expected ``aud``; ``None`` means the resource URL
-        (``MCP_AUTH_RESOURCE``, or the endpoint's absolute URL).
+    :param audience: the expected ``aud``; ``None`` means ``MCP_AUTH_RESOURCE``.
     :param key: a public key as PEM text, or a JWK dict.
     :param jwks: a JWKS document (``{"keys": [...]}``) or the path of a JSON
         file holding one; the token's ``kid`` picks the key.
@@ -78,16 +79,28 @@ class JWTBackend(AuthBackend):
             raise ValueError("JWTBackend needs a key, a JWKS document or a shared secret")
         self.issuer = issuer
         self.audience = audience
+        #: ``MCP_AUTH_RESOURCE``, the audience when none is given (set by :meth:`configure`).
+        self.resource: str | None = None
         self.algorithms = algorithms
         self.leeway = leeway
         self._secret = secret
         self._key = _load_key(key) if key is not None else None
         self._jwks = _load_jwks(jwks) if jwks is not None else None
 
+    @property
+    def checks_audience(self) -> bool:  # type: ignore[override]
+        """True unless an explicit *audience* was given: then ``MCP_AUTH_RESOURCE`` is the audience."""
+        return self.audience is None
+
+    def configure(self, resource: str | None) -> None:
+        """Take ``MCP_AUTH_RESOURCE`` as the audience when none was given."""
+        self.resource = resource
+
     def authenticate(self, request: Request) -> Principal | None:
         """The principal of a valid token, ``None`` for a missing or invalid one."""
         token = bearer_token(request)
-        if token is None:
+        audience = self.audience if self.audience is not None else self.resource
+        if token is None or audience is None:
             return None
         import jwt
 
@@ -103,7 +116,7 @@ class JWTBackend(AuthBackend):
                 token,
                 key=key,
                 algorithms=[algorithm],
-                audience=self.audience if self.audience is not None else _resource_url(),
+                audience=audience,
                 issuer=self.issuer,
                 leeway=self.leeway,
                 options={"require": ["exp", "sub"] + (["iss"] if self.issuer is not None else [])},
@@ -127,12 +140,6 @@ class JWTBackend(AuthBackend):
             # No kid: only an unambiguous one-key set can tell which key.
             return next(iter(self._jwks.values())) if len(self._jwks) == 1 else None
         return self._key
-
-
-def _resource_url() -> str:
-    from .gate import current_gate
-
-    return current_gate().resource_url()
 
 
 def _load_key(key: Key) -> t.Any:
