@@ -40,7 +40,8 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_SSE_RETRY_MS": 1000,
     # Seconds a GET event stream stays open before the server ends it (clients reconnect).
     "MCP_SSE_MAX_LIFETIME": 300,
-    # Seconds between looks at the event log for a GET stream.
+    # Seconds between two looks at the store by the one watcher per process
+    # that wakes waiting streams and handlers.
     "MCP_SSE_POLL_INTERVAL": 0.05,
     # Hide exception detail from clients; None means "unless app.debug".
     "MCP_MASK_ERRORS": None,
@@ -118,6 +119,16 @@ DEFAULTS: dict[str, t.Any] = {
     # (MCP_CACHE_*); these keys override single settings of it.
     "MCP_EPHEMERAL_CACHE_KEY_PREFIX": None,  # None: MCP_CACHE_KEY_PREFIX + "e:"
     "MCP_EPHEMERAL_CACHE_THRESHOLD": 50000,
+    # Streams and slow clients.
+    # GET event streams one process holds open at once; past it GET gets 503.
+    # Keep it below the worker's thread count (gthread: --threads).
+    "MCP_MAX_STREAMS": 16,
+    # Seconds a GET stream stays open without sending an event; the client reconnects with Last-Event-ID.
+    "MCP_SSE_IDLE_TIMEOUT": 60,
+    # Most events replayed to a client resuming a stream; older ones are skipped.
+    "MCP_SSE_REPLAY_MAX": 100,
+    # Seconds events stay in the store for replay.
+    "MCP_SSE_REPLAY_AGE": 300,
 }
 
 _CACHE_PREFIX = "MCP_CACHE_"
@@ -169,6 +180,10 @@ class Settings:
     store_high_water: float = 0.9
     max_subscriptions: int | None = 100
     inflight_ttl: int = 60
+    max_streams: int = 16
+    sse_idle_timeout: float = 60.0
+    sse_replay_max: int = 100
+    sse_replay_age: int = 300
     #: ``CACHE_*`` overrides of the ephemeral cache (``MCP_EPHEMERAL_CACHE_*``), ``None`` values left out.
     ephemeral_cache_overrides: dict[str, t.Any] = dataclasses.field(default_factory=dict)
 
@@ -218,6 +233,10 @@ class Settings:
             store_high_water=_fraction(config, "MCP_STORE_HIGH_WATER"),
             max_subscriptions=_optional_positive(config, "MCP_MAX_SUBSCRIPTIONS"),
             inflight_ttl=_positive(config, "MCP_INFLIGHT_TTL"),
+            max_streams=_positive(config, "MCP_MAX_STREAMS"),
+            sse_idle_timeout=float(config["MCP_SSE_IDLE_TIMEOUT"]),
+            sse_replay_max=_positive(config, "MCP_SSE_REPLAY_MAX"),
+            sse_replay_age=_positive(config, "MCP_SSE_REPLAY_AGE"),
             cache_config=_cache_config(config, _CACHE_PREFIX, max_sessions),
             ephemeral_cache_overrides=_cache_config(config, _EPHEMERAL_PREFIX, None),
         )
@@ -235,6 +254,9 @@ def _optional_positive(config: t.Mapping[str, t.Any], key: str) -> int | None:
 def _cache_config(config: t.Mapping[str, t.Any], prefix: str, max_sessions: int | None) -> dict[str, t.Any]:
     """``CACHE_*`` settings from the keys starting with *prefix*; ``None`` values are left out."""
     found = {"CACHE_" + key[len(prefix) :]: value for key, value in config.items() if key.startswith(prefix)}
+    if str(found.get("CACHE_TYPE", "")).endswith("RedisCache") and "CACHE_OPTIONS" not in found:
+        # A Redis that stops answering must fail requests in bounded time (503), not hang them.
+        found["CACHE_OPTIONS"] = {"socket_timeout": 5, "socket_connect_timeout": 5}
     if max_sessions is not None:
         # New sessions are admitted while the cache holds fewer than
         # MCP_MAX_SESSIONS entries, and each one adds at most four (its

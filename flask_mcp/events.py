@@ -35,8 +35,8 @@ def parse_event_id(event_id: str) -> tuple[str, int] | None:
 class EventLog:
     """Append-only logs of messages per session and stream, with a TTL.
 
-    :param cache: the session cache.
-    :param ttl: seconds an event stays available for replay.
+    :param cache: the ephemeral cache.
+    :param ttl: seconds an event stays available for replay (``MCP_SSE_REPLAY_AGE``).
     """
 
     def __init__(self, cache: Cache, ttl: int) -> None:
@@ -48,15 +48,21 @@ class EventLog:
 
     def append(self, session_id: str | None, stream: str, message: dict[str, t.Any]) -> str:
         """Store *message* as the next event of the stream; returns its event id."""
-        scope = self._scope(session_id, stream)
-        # The backend's atomic increment (INCR on Redis) numbers the events.
-        number = int(self.cache.cache.inc(f"evn:{scope}") or 0)
+        scope, counter = self._scope(session_id, stream), self.counter_key(session_id, stream)
+        # The backend's atomic increment (INCR on Redis) numbers the events;
+        # the counter is created with a lifetime first, so it never outlives its events for long.
+        self.cache.add(counter, 0, timeout=self.ttl)
+        number = int(self.cache.cache.inc(counter) or 0)
         self.cache.set(f"ev:{scope}:{number}", message, timeout=self.ttl)
         return f"{stream}:{number}"
 
+    def counter_key(self, session_id: str | None, stream: str) -> str:
+        """The key of the stream's event counter: it changes with every event appended."""
+        return f"evn:{self._scope(session_id, stream)}"
+
     def last(self, session_id: str | None, stream: str) -> int:
         """The number of the newest event of the stream (0 for none)."""
-        return int(self.cache.get(f"evn:{self._scope(session_id, stream)}") or 0)
+        return int(self.cache.get(self.counter_key(session_id, stream)) or 0)
 
     def after(self, session_id: str | None, stream: str, number: int) -> list[tuple[str, dict[str, t.Any]]]:
         """The events of the stream after event *number*, oldest first."""

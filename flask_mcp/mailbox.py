@@ -20,6 +20,8 @@ import typing as t
 
 from flask_caching import Cache
 
+from .waker import Waker
+
 __all__ = ["Mailbox"]
 
 logger = logging.getLogger("flask_mcp")
@@ -35,15 +37,19 @@ class Mailbox:
 
     :param cache: the ephemeral cache.
     :param ttl: how long an undelivered entry is kept, in seconds.
-    :param poll_interval: how often a waiting handler looks for its answer.
+    :param poll_interval: how often the store is looked at for answers, when no *waker* is given.
     :param inflight_ttl: seconds an in-flight marker outlives the last
         heartbeat of the worker holding it.
+    :param waker: the process's watcher of the store.
     """
 
-    def __init__(self, cache: Cache, ttl: int, poll_interval: float = 0.02, *, inflight_ttl: int = 60) -> None:
+    def __init__(
+        self, cache: Cache, ttl: int, poll_interval: float = 0.05, *, inflight_ttl: int = 60, waker: Waker | None = None
+    ) -> None:
         self.cache = cache
         self.ttl = ttl
-        self.poll_interval = poll_interval
+        #: Wakes waiting handlers; one per process, shared with the event streams.
+        self.waker = waker or Waker(poll_interval)
         self.inflight_ttl = inflight_ttl
         # In-flight markers this process holds, with the backend to renew them
         # in (the heartbeat runs outside any app context, where ``cache`` is unusable).
@@ -63,21 +69,36 @@ class Mailbox:
         return True
 
     def wait(
-        self, session_id: str, request_id: str, timeout: float, cancelled: t.Callable[[], bool]
+        self,
+        session_id: str,
+        request_id: str,
+        timeout: float,
+        cancelled: t.Callable[[], bool],
+        owner: t.Any = None,
     ) -> dict[str, t.Any] | None:
-        """The client's answer, or ``None`` after *timeout* seconds or a cancellation."""
+        """The client's answer, or ``None`` after *timeout* seconds or a cancellation.
+
+        :param owner: the id of the request whose handler waits: its
+            cancellation is watched too, so it ends the wait at once.
+        """
         key = f"answer:{session_id}:{request_id}"
+        watched = {key: None}
+        if owner is not None:
+            watched[_cancel(session_id, owner)] = None
         deadline = time.monotonic() + timeout
         try:
             while True:
                 answer = self.cache.get(key)
                 if answer is not None:
                     return t.cast(dict[str, t.Any], answer)
-                if time.monotonic() >= deadline or cancelled():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or cancelled():
                     return None
                 # The answer may land in another process: the shared cache is
-                # the only place to look, so look again shortly.
-                time.sleep(self.poll_interval)
+                # the only place to look. The process's one watcher looks for
+                # every waiter at once and wakes this one when its key changes.
+                # A quarter of a second at most: *cancelled* may look at more than the watched keys.
+                self.waker.wait(self.cache.cache, watched, min(remaining, 0.25))
         finally:
             self.cache.delete_many(key, f"await:{session_id}:{request_id}")
 

@@ -32,6 +32,8 @@ from .shared_registry import KEY as REGISTRY_KEY
 from .shared_registry import SharedRegistry
 from .spill import CacheResultStore
 from .store_failures import store_errors
+from .stream_slots import StreamSlots
+from .waker import Waker
 
 if t.TYPE_CHECKING:
     from .extension import MCP
@@ -63,6 +65,10 @@ class MCPState:
     shared: SharedRegistry | None = None
     #: Whether other processes may share the store (anything but SimpleCache).
     store_is_shared: bool = False
+    #: Wakes streams and handlers waiting on the store, from one thread per process.
+    waker: Waker = dataclasses.field(default_factory=Waker)
+    #: GET streams this process holds open (counted against ``MCP_MAX_STREAMS``).
+    streams: StreamSlots = dataclasses.field(default_factory=lambda: StreamSlots(16))
 
     def keep_in_step(self, session: Session | None = None) -> None:
         """Apply run-time registry changes other processes made, before a request is handled.
@@ -129,6 +135,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
     cross-request state, so that none of it can ever evict a session.
     """
     sessions = mailbox = events = admission = None
+    waker = Waker(settings.sse_poll_interval)
     limiter = _limiter(app, ephemeral)
     backend = app.extensions["cache"][cache]
     unavailable = store_errors(backend, app.extensions["cache"][ephemeral])
@@ -145,8 +152,10 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         )
         # Shorter-lived than any session: a Redis evicting by nearest expiry
         # (volatile-ttl) takes these before a session in use.
-        mailbox = Mailbox(ephemeral, int(settings.client_request_timeout) + 60, inflight_ttl=settings.inflight_ttl)
-        events = EventLog(ephemeral, settings.session_ttl)
+        mailbox = Mailbox(
+            ephemeral, int(settings.client_request_timeout) + 60, inflight_ttl=settings.inflight_ttl, waker=waker
+        )
+        events = EventLog(ephemeral, min(settings.session_ttl, settings.sse_replay_age))
         capacity = capacity_of(backend, max_entries=settings.max_sessions, high_water=settings.store_high_water)
         admission = SessionAdmission(limiter, settings.session_rate_limit, capacity)
     server = Server(
@@ -183,7 +192,9 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         events,
         auth,
         admission,
-        unavailable,
-        shared,
-        not is_process_local(backend),
+        store_errors=unavailable,
+        shared=shared,
+        store_is_shared=not is_process_local(backend),
+        waker=waker,
+        streams=StreamSlots(settings.max_streams),
     )

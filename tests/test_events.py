@@ -172,3 +172,119 @@ def test_a_closed_post_stream_is_resumed_with_last_event_id(streaming_mcp: MCP, 
         events = app.extensions["mcp"].events
         assert [m["id"] for _, m in events.after(client.session_id, stream, 0)] == [41]
         assert events.after(stranger.session_id, stream, 0) == []
+
+
+# -- streams that cannot starve the server ------------------------------------------
+
+
+def eventually(condition: t.Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Whether *condition* becomes true within *timeout* seconds (looked at every 10 ms)."""
+    done = threading.Event()
+    for _ in range(int(timeout / 0.01)):
+        if condition():
+            return True
+        done.wait(0.01)
+    return condition()
+
+
+def hold_stream(client: t.Any) -> tuple[threading.Event, threading.Event, threading.Thread]:
+    """Open a stream in its own thread (as a server would) and keep it open until *release* is set."""
+    primed, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        response, _ = open_stream(client)
+        primed.set()
+        release.wait(10)
+        response.close()
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    return primed, release, thread
+
+
+def test_a_process_holds_at_most_max_streams(streaming_mcp: MCP, make_app, make_client) -> None:
+    """Past MCP_MAX_STREAMS a GET is 503 with Retry-After; requests are still answered; closing a stream frees a slot."""
+    app = make_app(streaming_mcp, MCP_MAX_STREAMS=2)
+    state = app.extensions["mcp"]
+    clients = [make_client(app) for _ in range(3)]
+    for client in clients:
+        client.initialize()
+    held = [hold_stream(clients[0]), hold_stream(clients[1])]
+    for primed, _, _ in held:
+        assert primed.wait(10)
+    refused = clients[2].http.get("/mcp", headers=clients[2].headers(Accept="text/event-stream"))
+    assert refused.status_code == 503 and refused.mimetype == "application/json"
+    assert refused.headers["Retry-After"] == str(refused.get_json()["error"]["data"]["retryAfter"])
+    assert clients[2].request("ping") == {}  # the server still answers
+    _, release, thread = held[0]
+    release.set()
+    thread.join(10)
+    third = hold_stream(clients[2])
+    assert third[0].wait(10) and state.streams.open == 2
+    for _, release, thread in (held[1], third):
+        release.set()
+        thread.join(10)
+    assert state.streams.open == 0
+
+
+def test_an_idle_stream_ends_by_itself(streaming_mcp: MCP, make_app, make_client) -> None:
+    """No event for MCP_SSE_IDLE_TIMEOUT seconds: the stream ends (the client reconnects with Last-Event-ID)."""
+    app = make_app(streaming_mcp, MCP_SSE_IDLE_TIMEOUT=0.2, MCP_SSE_KEEPALIVE=0.05)
+    client = make_client(app)
+    client.initialize()
+    response, events = open_stream(client)
+    assert list(events) == []  # the generator is exhausted: the stream ended
+    response.close()
+    assert app.extensions["mcp"].streams.open == 0
+
+
+def test_resuming_far_behind_replays_only_the_newest_events(streaming_mcp: MCP, make_app, make_client) -> None:
+    """``Last-Event-ID: all:0`` after 300 broadcasts replays MCP_SSE_REPLAY_MAX of them, the newest."""
+    app = make_app(streaming_mcp, MCP_SSE_REPLAY_MAX=20, MCP_SSE_IDLE_TIMEOUT=0.2)
+    state = app.extensions["mcp"]
+    with app.app_context():
+        for n in range(300):
+            state.events.append(
+                None, BROADCAST, {"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": n}}
+            )
+    client = make_client(app)
+    client.initialize()
+    response, events = open_stream(client, f"{BROADCAST}:0")
+    replayed = [event["message"]["params"]["n"] for event in events]
+    response.close()
+    assert replayed == list(range(280, 300))
+
+
+def test_idle_streams_cost_the_store_one_read_per_tick(streaming_mcp: MCP, make_app, make_client) -> None:
+    """Twenty idle GET streams read nothing themselves: the process's one watcher reads for all, once per tick."""
+    app = make_app(streaming_mcp, MCP_SSE_POLL_INTERVAL=0.01, MCP_MAX_STREAMS=30)
+    state = app.extensions["mcp"]
+    clients = [make_client(app) for _ in range(20)]
+    for client in clients:
+        client.initialize()
+    backend = app.extensions["cache"][state.events.cache]
+    readers_of_the_store: list[str] = []
+    original_get = backend.get
+
+    def get(key: str) -> t.Any:
+        readers_of_the_store.append(threading.current_thread().name)
+        return original_get(key)
+
+    def get_many(*keys: str) -> list[t.Any]:
+        readers_of_the_store.append(threading.current_thread().name)
+        return [original_get(key) for key in keys]
+
+    backend.get, backend.get_many = get, get_many
+    readers = [first_event_in_thread(client) for client in clients]
+    for primed, _ in readers:
+        assert primed.wait(10)
+    assert eventually(lambda: len(state.waker._waiters) == 20)  # every stream is waiting now
+    before, ticks = len(readers_of_the_store), state.waker.reads
+    assert eventually(lambda: state.waker.reads >= ticks + 20)
+    window = readers_of_the_store[before:]
+    assert set(window) <= {"mcp-waker"}  # no stream read the store while idle
+    assert len(window) <= state.waker.reads - ticks + 1  # one batched read per tick, for all twenty
+    with app.app_context():
+        state.events.append(None, BROADCAST, {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    for _, first in readers:
+        assert first.get(timeout=10)["message"]["method"] == "notifications/tools/list_changed"

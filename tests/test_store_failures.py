@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import threading
 import typing as t
 
@@ -176,3 +177,22 @@ def test_cgi_answers_503_while_the_store_is_down(
     result = parse(stdout.getvalue())
     assert (result.status, result.headers["Retry-After"]) == (503, "1")
     assert "session store did not answer" in result.json()["error"]
+
+
+def test_an_open_stream_ends_with_an_error_event_when_the_store_fails(
+    app: Flask, redis_process: RedisProcess, make_client: t.Callable[..., MCPTestClient]
+) -> None:
+    """A GET stream whose store stops answering ends, in bounded time, with an error event naming the cause."""
+    client = make_client(app)
+    client.initialize()
+    response = client.http.get("/mcp", headers=client.headers(Accept="text/event-stream"), buffered=False)
+    assert response.status_code == 200
+    chunks = iter(response.response)
+    assert next(chunks).startswith(b"id: ")  # primed: the stream waits for events
+    redis_process.stop()
+    rest = b"".join(chunks)  # the stream must end by itself
+    response.close()
+    data = [line[6:] for line in rest.splitlines() if line.startswith(b"data: ")]
+    assert len(data) == 1
+    error = json.loads(data[0])["error"]
+    assert error["code"] == SERVICE_UNAVAILABLE and "ConnectionError" in error["message"]

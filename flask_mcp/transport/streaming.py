@@ -29,7 +29,7 @@ from flask import Response, copy_current_request_context, stream_with_context
 from .. import jsonrpc
 from ..auth.gate import error_status
 from ..events import BROADCAST, parse_event_id
-from ..jsonrpc import MCPError
+from ..jsonrpc import SERVICE_UNAVAILABLE, MCPError
 from ..store_failures import unavailable
 
 if t.TYPE_CHECKING:
@@ -48,6 +48,8 @@ logger = logging.getLogger("flask_mcp")
 REQUEST_TIMEOUT = -32001
 #: Error code when the client cancelled the request while a handler waited for its answer.
 REQUEST_CANCELLED = -32800
+#: Seconds a client refused for lack of stream slots is told to wait.
+STREAM_RETRY_AFTER = 5
 _DONE = "done"
 _MESSAGE = "message"
 _CLOSE = "close"
@@ -122,7 +124,7 @@ class HTTPChannel:
         outgoing_id = f"srv-{secrets.token_urlsafe(12)}"
         mailbox.expect(session_id, outgoing_id)
         self.send(_MESSAGE, {"jsonrpc": "2.0", "id": outgoing_id, "method": method, "params": params})
-        answer = mailbox.wait(session_id, outgoing_id, timeout, self.cancelled)
+        answer = mailbox.wait(session_id, outgoing_id, timeout, self.cancelled, owner=self.request_id)
         if answer is None and self.cancelled():
             raise MCPError(REQUEST_CANCELLED, f"the request was cancelled while waiting for {method}")
         if answer is None:
@@ -238,44 +240,85 @@ def resume_or_listen(
 ) -> Response:
     """The answer to GET: resume a stream after ``Last-Event-ID``, or listen to the session's stream.
 
+    A process holds at most ``MCP_MAX_STREAMS`` of these at once; past it the
+    answer is 503 with ``Retry-After`` (each open stream holds a thread).
+
     :param owner: the subject owning the session, to read its subscriptions again.
     """
-    session_id = t.cast(str, client.session_id)
-    events = t.cast("EventLog", state.events)
-    parsed = parse_event_id(last_event_id) if last_event_id else None
-    if parsed is None:
-        stream, number = BROADCAST, events.last(session_id, BROADCAST)
-    else:
-        stream, number = parsed
-    return Response(
-        stream_with_context(_tail(state, client, stream, number, owner)),
-        content_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+    if not state.streams.take():
+        error = MCPError(
+            SERVICE_UNAVAILABLE,
+            f"Service Unavailable: this server holds {state.streams.limit} open streams; retry shortly",
+            {"retryAfter": STREAM_RETRY_AFTER},
+        )
+        body = jsonrpc.encode(jsonrpc.failure(None, error))
+        headers = {"Retry-After": str(STREAM_RETRY_AFTER)}
+        return Response(body, status=503, headers=headers, content_type="application/json")
+    try:
+        session_id = t.cast(str, client.session_id)
+        events = t.cast("EventLog", state.events)
+        parsed = parse_event_id(last_event_id) if last_event_id else None
+        if parsed is None:
+            stream, number = BROADCAST, events.last(session_id, BROADCAST)
+        else:
+            stream, number = parsed
+        response = Response(
+            stream_with_context(_tail(state, client, stream, number, owner, events.cache.cache)),
+            content_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    except BaseException:
+        state.streams.give_back()
+        raise
+    # The WSGI server closes the response when the stream ends or the client goes away.
+    response.call_on_close(state.streams.give_back)
+    return response
 
 
-def _tail(state: MCPState, client: ClientState, stream: str, number: int, owner: str | None) -> t.Iterator[bytes]:
-    """Events of *stream* after *number*, as they are logged, until the stream's end or the lifetime cap."""
+def _tail(
+    state: MCPState, client: ClientState, stream: str, number: int, owner: str | None, backend: t.Any
+) -> t.Iterator[bytes]:
+    """Events of *stream* after *number*, as they are logged, until the stream ends.
+
+    A stream ends with the response it carries, after ``MCP_SSE_IDLE_TIMEOUT``
+    seconds without an event or ``MCP_SSE_MAX_LIFETIME`` in all (the client
+    reconnects with ``Last-Event-ID`` and loses nothing), or with an error
+    event when the store stops answering. It reads the store only when the
+    process's watcher (:class:`~flask_mcp.waker.Waker`) says the stream's
+    counter moved: an idle stream costs the store nothing.
+    """
     settings = state.settings
     events = t.cast("EventLog", state.events)
     session_id = t.cast(str, client.session_id)
+    counter = events.counter_key(session_id, stream)
     yield sse_event(b"", f"{stream}:{number}", settings.sse_retry_ms)
-    started = last_sent = time.monotonic()
-    while time.monotonic() - started < settings.sse_max_lifetime:
-        for event_id, message in events.after(session_id, stream, number):
-            number = int(event_id.rpartition(":")[2])
-            if stream == BROADCAST and not _concerns(state, client, message, owner):
-                continue
-            yield sse_event(jsonrpc.encode(message), event_id)
-            last_sent = time.monotonic()
-            if stream != BROADCAST and "method" not in message:
-                return  # the request's response: its stream is complete
-        if time.monotonic() - last_sent >= settings.sse_keepalive:
-            yield b": keep-alive\n\n"
-            last_sent = time.monotonic()
-        # Events may be logged by any process: the shared cache is the only
-        # place to look, so look again shortly.
-        time.sleep(settings.sse_poll_interval)
+    started = last_sent = last_event = time.monotonic()
+    try:
+        while True:
+            raw = events.cache.get(counter)  # as the watcher will see it (None before the first event)
+            top = int(raw or 0)
+            # Resuming far behind: replay the newest events only, not the whole history.
+            number = max(number, top - settings.sse_replay_max)
+            if top > number:
+                for event_id, message in events.after(session_id, stream, number):
+                    if stream == BROADCAST and not _concerns(state, client, message, owner):
+                        continue
+                    yield sse_event(jsonrpc.encode(message), event_id)
+                    last_sent = last_event = time.monotonic()
+                    if stream != BROADCAST and "method" not in message:
+                        return  # the request's response: its stream is complete
+                number = top
+            now = time.monotonic()
+            ends = min(started + settings.sse_max_lifetime, last_event + settings.sse_idle_timeout)
+            if now >= ends:
+                return  # idle or old: the client reconnects with Last-Event-ID
+            woken = state.waker.wait(backend, {counter: raw}, min(ends, last_sent + settings.sse_keepalive) - now)
+            if not woken and time.monotonic() - last_sent >= settings.sse_keepalive:
+                yield b": keep-alive\n\n"  # a comment: proxies and clients see the stream is alive
+                last_sent = time.monotonic()
+    except state.store_errors as exc:
+        # The store is down: end the stream in bounded time, saying why; the client retries later.
+        yield sse_event(jsonrpc.encode(jsonrpc.failure(None, unavailable(exc))))
 
 
 def _concerns(state: MCPState, client: ClientState, message: dict[str, t.Any], owner: str | None) -> bool:
