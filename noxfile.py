@@ -1,6 +1,7 @@
 """Development sessions.
 
-``nox`` runs ``tests``, ``lint``, ``typing``, ``docs`` and ``conformance``; ``nox -s bench`` on demand.
+``nox`` runs ``tests``, ``lint``, ``typing``, ``docs`` and ``conformance``; ``nox -s bench`` and
+``nox -s fuzz`` on demand.
 
 Sessions run on whichever Python runs nox (``python=False`` would share its
 environment; a venv per session keeps them apart without needing several
@@ -33,6 +34,13 @@ def tests(session: nox.Session) -> None:
     """Run the test suite (and the examples' tests)."""
     session.install("-e", ".[test]")
     session.run("pytest", *session.posargs, env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")})
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Run the property-based tests with thousands of examples each (not run by default)."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "tests/test_fuzz.py", *session.posargs, env={"HYPOTHESIS_PROFILE": "fuzz"})
 
 
 @nox.session

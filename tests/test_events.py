@@ -203,7 +203,7 @@ def hold_stream(client: t.Any) -> tuple[threading.Event, threading.Event, thread
 
 
 def test_a_process_holds_at_most_max_streams(streaming_mcp: MCP, make_app, make_client) -> None:
-    """Past MCP_MAX_STREAMS a GET is 503 with Retry-After; requests are still answered; closing a stream frees a slot."""
+    """Past MCP_MAX_STREAMS a GET is 503 with Retry-After; requests are still answered; a closed stream frees a slot."""
     app = make_app(streaming_mcp, MCP_MAX_STREAMS=2)
     state = app.extensions["mcp"]
     clients = [make_client(app) for _ in range(3)]
