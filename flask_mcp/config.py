@@ -122,7 +122,7 @@ DEFAULTS: dict[str, t.Any] = {
     # Streams and slow clients.
     # GET event streams one process holds open at once; past it GET gets 503.
     # Keep it below the worker's thread count (gthread: --threads).
-    "MCP_MAX_STREAMS": 16,
+    "MCP_MAX_STREAMS": 32,
     # Seconds a GET stream stays open without sending an event; the client reconnects with Last-Event-ID.
     "MCP_SSE_IDLE_TIMEOUT": 60,
     # Most events replayed to a client resuming a stream; older ones are skipped.
@@ -180,7 +180,7 @@ class Settings:
     store_high_water: float = 0.9
     max_subscriptions: int | None = 100
     inflight_ttl: int = 60
-    max_streams: int = 16
+    max_streams: int = 32
     sse_idle_timeout: float = 60.0
     sse_replay_max: int = 100
     sse_replay_age: int = 300

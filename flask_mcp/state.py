@@ -68,7 +68,7 @@ class MCPState:
     #: Wakes streams and handlers waiting on the store, from one thread per process.
     waker: Waker = dataclasses.field(default_factory=Waker)
     #: GET streams this process holds open (counted against ``MCP_MAX_STREAMS``).
-    streams: StreamSlots = dataclasses.field(default_factory=lambda: StreamSlots(16))
+    streams: StreamSlots = dataclasses.field(default_factory=lambda: StreamSlots(32))
 
     def keep_in_step(self, session: Session | None = None) -> None:
         """Apply run-time registry changes other processes made, before a request is handled.
