@@ -1,7 +1,7 @@
 """Development sessions.
 
 ``nox`` runs ``tests``, ``lint``, ``typing``, ``docs`` and ``conformance``; ``nox -s bench`` and
-``nox -s fuzz`` on demand.
+``nox -s fuzz`` and ``nox -s bench_streams`` on demand.
 
 Sessions run on whichever Python runs nox (``python=False`` would share its
 environment; a venv per session keeps them apart without needing several
@@ -52,6 +52,16 @@ def bench(session: nox.Session) -> None:
     """
     session.install("-e", ".[bench]")
     session.run("python", "benchmarks/run.py", *session.posargs)
+
+
+@nox.session
+def bench_streams(session: nox.Session) -> None:
+    """Load test: idle event streams against tools/call under gthread and gevent (not run by default).
+
+    ``nox -s bench_streams -- --streams 1000`` passes options to ``benchmarks/streams.py``.
+    """
+    session.install("-e", ".[bench]")
+    session.run("python", "benchmarks/streams.py", *session.posargs)
 
 
 @nox.session

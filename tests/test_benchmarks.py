@@ -45,3 +45,18 @@ def test_python_load_generator_against_a_live_app(live_server, mcp, make_app) ->
         port = int(server.url.rsplit(":", 1)[1])
         measurement = load.run_python(port, "", concurrency=2, duration=0.5)
     assert measurement.rps > 0 and measurement.errors == 0
+
+
+def test_stream_load_test_holds_the_cap() -> None:
+    """The streams load test runs: past MCP_MAX_STREAMS the server refuses streams and still answers tools/call."""
+    from benchmarks import streams
+
+    workers = "gthread,gevent" if importlib.util.find_spec("gevent") is not None else "gthread"
+    report = streams.main(["--streams", "40", "--calls", "20", "--window", "0.5", "--workers", workers])
+    by_worker = {result["worker"]: result for result in report["results"]}
+    gthread = by_worker["gthread"]
+    assert (gthread["streams_open"], gthread["streams_refused_503"]) == (32, 8)
+    if "gevent" in by_worker:
+        assert (by_worker["gevent"]["streams_open"], by_worker["gevent"]["streams_refused_503"]) == (40, 0)
+    for result in report["results"]:
+        assert result["open_p99_ms"] >= result["open_p50_ms"] > 0  # tools/call answered while streams were open

@@ -2,7 +2,8 @@
 
 ``BENCH_MODE``: ``stateful`` (SimpleCache sessions, the default), ``stateless``
 or ``redis`` (RedisCache at ``BENCH_REDIS_URL``). ``BENCH_TOOLS``: extra
-filler tools to register (for the listing benchmark).
+filler tools to register (for the listing benchmark). ``BENCHCFG_<KEY>``
+sets any config key for one run (``BENCHCFG_MCP_MAX_STREAMS=1000``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def create_app(mode: str | None = None, extra_tools: int | None = None) -> Flask
     app.config.update(MCP_STATELESS=mode == "stateless", MCP_PAGE_SIZE=None, MCP_ALLOWED_HOSTS=["*"])
     if mode == "redis":
         app.config.update(MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=os.environ["BENCH_REDIS_URL"])
+    # Further settings for one run: BENCHCFG_MCP_MAX_STREAMS=1000 (values parsed as JSON).
+    app.config.from_prefixed_env("BENCHCFG")
     mcp.init_app(app)
     return app
 
