@@ -23,6 +23,7 @@ __all__ = ["Waker"]
 
 logger = logging.getLogger("flask_mcp")
 
+
 class _Waiter:
     __slots__ = ("event", "seen")
 
