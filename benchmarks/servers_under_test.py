@@ -70,6 +70,17 @@ def missing(spec: ServerSpec) -> str | None:
     return None
 
 
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop a server started with ``start_new_session=True``, and its workers, by its process group."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -183,10 +194,4 @@ class RunningServer:
 
     def stop(self) -> None:
         """Stop the server (and its workers) by its process group."""
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+        stop_group(self.process)

@@ -23,7 +23,6 @@ import importlib.util
 import json
 import os
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -35,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.load import mcp_headers
-from benchmarks.servers_under_test import free_port, wait_for_output
+from benchmarks.servers_under_test import free_port, stop_group, wait_for_output
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -117,13 +116,7 @@ class Server:
         return latencies
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+        stop_group(self.process)
 
 
 def redis_commands(port: int) -> int:

@@ -172,8 +172,11 @@ def cache() -> t.Iterator[Cache]:
 # -- Redis: several workers sharing one store --------------------------------------
 
 
-def worker_app(redis_url: str, prefix: str, **config: t.Any) -> Flask:
-    """One "worker": its own app and extension, as in a separate process."""
+def worker_app(redis_url: str, prefix: str, setup: t.Callable[[MCP], None] | None = None, **config: t.Any) -> Flask:
+    """One "worker": its own app and extension, as in a separate process.
+
+    :param setup: registers more on the worker's extension before its app is set up.
+    """
     mcp = MCP(name="shared")
 
     @mcp.tool()
@@ -181,6 +184,8 @@ def worker_app(redis_url: str, prefix: str, **config: t.Any) -> Flask:
         """Add two integers."""
         return a + b
 
+    if setup is not None:
+        setup(mcp)
     app = Flask("worker")
     app.config.update(
         TESTING=True, MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=redis_url, MCP_CACHE_KEY_PREFIX=prefix, **config

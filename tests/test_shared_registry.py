@@ -17,31 +17,24 @@ from flask_mcp import shared_registry as shared_registry_module
 from flask_mcp.events import BROADCAST
 from flask_mcp.shared_registry import RuntimeRegistrationWarning
 from flask_mcp.testing import MCPTestClient
+from tests.conftest import worker_app
 
 #: What the loaders read: a stand-in for database rows every process can see.
 REPORTS: dict[str, list[str]] = {}
 
 
-def worker(redis_url: str, prefix: str, catalogue: str, **config: t.Any) -> Flask:
-    """One worker process's app: a tool from code, and a loader that makes one tool per report."""
-    server = MCP(name="shared")
+def worker(redis_url: str, prefix: str, catalogue: str) -> Flask:
+    """One worker process's app: ``add`` from code, and a loader that makes one tool per report."""
 
-    @server.tool()
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        return a + b
+    def with_reports(server: MCP) -> None:
+        @server.loader
+        def load_reports() -> None:
+            for slug in REPORTS[catalogue]:
+                server.tool(name=f"report_{slug}", description=f"The {slug} report.")(
+                    lambda slug=slug: f"report {slug}"
+                )
 
-    @server.loader
-    def load_reports() -> None:
-        for slug in REPORTS[catalogue]:
-            server.tool(name=f"report_{slug}", description=f"The {slug} report.")(lambda slug=slug: f"report {slug}")
-
-    app = Flask("worker")
-    app.config.update(
-        TESTING=True, MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=redis_url, MCP_CACHE_KEY_PREFIX=prefix, **config
-    )
-    server.init_app(app)
-    return app
+    return worker_app(redis_url, prefix, with_reports)
 
 
 @pytest.fixture
