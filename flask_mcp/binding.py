@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import heapq
 import inspect
 import typing as t
 
@@ -28,7 +29,7 @@ if t.TYPE_CHECKING:
     from .server import Call
     from .tool_policy import KwargsProvider
 
-__all__ = ["RESERVED_NAMES", "ArgumentBinder", "accepted_parameters"]
+__all__ = ["MAX_LISTED_UNKNOWN", "RESERVED_NAMES", "ArgumentBinder", "accepted_parameters"]
 
 #: Names the server fills: never arguments a client can set.
 RESERVED_NAMES = frozenset({"request", "user", "data", "context"})
@@ -39,6 +40,8 @@ _MARSHMALLOW_UNKNOWN = {
     UnknownArguments.IGNORE: ma.EXCLUDE,
 }
 _UNKNOWN_MESSAGE = "Unknown argument."
+#: Unknown argument names an error names at most (the first ones, sorted).
+MAX_LISTED_UNKNOWN = 20
 
 
 def accepted_parameters(func: t.Callable[..., t.Any]) -> frozenset[str] | None:
@@ -81,28 +84,35 @@ class ArgumentBinder:
     def validate(self, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
         """Validate *arguments* by the schema and the unknown-argument policy.
 
+        The cost is linear in the number of arguments, however many are
+        unknown: they are found with one set operation, and under ``reject``
+        only the first :data:`MAX_LISTED_UNKNOWN` of them (sorted) are named.
+
         :raises marshmallow.ValidationError: naming each offending field;
             unknown names (under ``reject``) are listed sorted, first.
         """
-        unknown = sorted(set(arguments) - self.declared)
+        declared = self.declared
+        # The common case, every name declared, costs one subset test.
+        unknown = () if arguments.keys() <= declared else arguments.keys() - declared
+        reject = bool(unknown) and self.unknown is UnknownArguments.REJECT
         if isinstance(self.schema, dict):
-            known = {k: v for k, v in arguments.items() if k in self.declared} if unknown else arguments
-            if unknown and self.unknown is UnknownArguments.REJECT:
+            known = {k: v for k, v in arguments.items() if k in declared} if unknown else arguments
+            if reject:
                 raise self._unknown_error(unknown, self._json_schema_errors(known))
             data = validate_json_schema(self.schema, dict(known))
         else:
             try:
                 data = self.schema.load(arguments, unknown=ma.EXCLUDE if unknown else ma.RAISE)
             except ma.ValidationError as exc:
-                if unknown and self.unknown is UnknownArguments.REJECT:
+                if reject:
                     raise self._unknown_error(unknown, exc.messages) from None
                 raise
-            if unknown and self.unknown is UnknownArguments.REJECT:
+            if reject:
                 raise self._unknown_error(unknown, {})
-        if unknown and self.unknown is UnknownArguments.PASSTHROUGH:
-            extra = {name: arguments[name] for name in unknown if name not in RESERVED_NAMES}
-            if isinstance(data, dict):
-                data = {**data, **extra}
+        if unknown and self.unknown is UnknownArguments.PASSTHROUGH and isinstance(data, dict):
+            # In the caller's order, not the set's.
+            skip = declared | RESERVED_NAMES
+            data = {**data, **{name: value for name, value in arguments.items() if name not in skip}}
         return data
 
     def _json_schema_errors(self, arguments: dict[str, t.Any]) -> t.Any:
@@ -113,13 +123,16 @@ class ArgumentBinder:
         return {}
 
     @staticmethod
-    def _unknown_error(unknown: list[str], others: t.Any) -> ma.ValidationError:
-        messages: dict[str, t.Any] = {name: [_UNKNOWN_MESSAGE] for name in unknown}
+    def _unknown_error(unknown: t.Collection[str], others: t.Any) -> ma.ValidationError:
+        listed = heapq.nsmallest(MAX_LISTED_UNKNOWN, unknown)
+        messages: dict[str, t.Any] = {name: [_UNKNOWN_MESSAGE] for name in listed}
         if isinstance(others, dict):
             messages.update(others)
         error = ma.ValidationError(messages)
-        #: The sorted unknown names, for the one-line description.
-        error.unknown_arguments = unknown  # type: ignore[attr-defined]
+        #: The first unknown names, sorted, for the one-line description.
+        error.unknown_arguments = listed  # type: ignore[attr-defined]
+        #: How many there are in all.
+        error.unknown_count = len(unknown)  # type: ignore[attr-defined]
         return error
 
     def bind(self, call: Call, data: t.Any, sent: t.Collection[str] = ()) -> dict[str, t.Any]:

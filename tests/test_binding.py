@@ -9,8 +9,9 @@ import marshmallow as ma
 import pytest
 from flask import Flask, request
 
-from flask_mcp import MCP, ArgumentBinding, Context, Principal, UnknownArguments
-from flask_mcp.binding import RESERVED_NAMES
+from flask_mcp import MCP, ArgumentBinding, Context, Principal, UnknownArguments, jsonrpc
+from flask_mcp.binding import MAX_LISTED_UNKNOWN, RESERVED_NAMES
+from flask_mcp.direct import DirectCallFailed, call_tool_json
 from flask_mcp.server import ClientState
 from flask_mcp.testing import MCPTestClient
 
@@ -213,3 +214,41 @@ def test_raw_json_schema_follows_an_explicit_policy(mcp: MCP, make_app: t.Any, m
     assert text.startswith("Error executing tool: Invalid arguments: unknown argument(s): z; q: ")
     assert json.dumps(schema)  # the caller's dict is left alone
     assert "additionalProperties" not in schema
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"input_schema": {"type": "object", "properties": {"a": {"type": "integer"}}}, "unknown_arguments": "reject"},
+    ],
+    ids=["hints", "json-schema"],
+)
+def test_many_unknown_arguments_are_refused_in_linear_time(
+    mcp: MCP, make_app: t.Any, options: dict[str, t.Any]
+) -> None:
+    """50,000 unknown names: refused naming the first 20, sorted (quadratic handling took minutes here)."""
+
+    @mcp.tool(error_format="json", **options)
+    def add(a: int) -> int:
+        return a
+
+    unknown = {f"k{i:05d}": i for i in range(50_000)}
+    arguments = {**unknown, "a": "not a number"}
+    app = make_app(mcp)
+    server = app.extensions["mcp"].server
+    message = jsonrpc.Request(id=1, method="tools/call", params={"name": "add", "arguments": arguments})
+    with app.test_request_context():
+        result = t.cast(dict[str, t.Any], server.handle(message, ClientState()))["result"]
+        with pytest.raises(DirectCallFailed) as direct:  # the REST and CGI adapters' way in
+            call_tool_json(server, "add", arguments)
+    assert direct.value.reason == "invalid_arguments"
+    assert direct.value.message.count("Unknown argument.") == MAX_LISTED_UNKNOWN
+    assert result["isError"] is True
+    error = json.loads(result["content"][0]["text"])["error"]
+    first = sorted(unknown)[:MAX_LISTED_UNKNOWN]
+    assert error["message"] == (
+        f"Invalid arguments: unknown argument(s): {', '.join(first)} and {50_000 - MAX_LISTED_UNKNOWN} more; "
+        + ("a: Not a valid integer." if not options else "a: 'not a number' is not of type 'integer'")
+    )
+    assert set(error["detail"]) == {*first, "a"}

@@ -72,11 +72,15 @@ def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any]) -> t.Any:
 
 def _describe_arguments_error(exc: ma.ValidationError) -> str:
     # Unknown names first, sorted, in one clause: the model sees at once what to drop.
-    unknown: list[str] = getattr(exc, "unknown_arguments", [])
-    if not unknown:
+    listed: list[str] = getattr(exc, "unknown_arguments", [])
+    if not listed:
         return describe_validation_error(exc)
+    unknown = set(listed)
     rest = {k: v for k, v in exc.messages.items() if k not in unknown} if isinstance(exc.messages, dict) else {}
-    clause = f"unknown argument(s): {', '.join(unknown)}"
+    clause = f"unknown argument(s): {', '.join(listed)}"
+    more = getattr(exc, "unknown_count", len(listed)) - len(listed)
+    if more > 0:
+        clause += f" and {more} more"
     return f"{clause}; {describe_validation_error(ma.ValidationError(rest))}" if rest else clause
 
 
