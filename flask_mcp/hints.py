@@ -22,7 +22,15 @@ from marshmallow import fields, validate
 
 from .context import Context
 
-__all__ = ["context_parameter", "field_for_hint", "schema_from_dataclass", "schema_from_signature"]
+__all__ = [
+    "JSONBoolean",
+    "JSONNumber",
+    "JSONOneOf",
+    "context_parameter",
+    "field_for_hint",
+    "schema_from_dataclass",
+    "schema_from_signature",
+]
 
 
 def context_parameter(func: t.Callable[..., t.Any]) -> str | None:
@@ -36,11 +44,45 @@ def context_parameter(func: t.Callable[..., t.Any]) -> str | None:
 
 _JSON_DEFAULTS = (str, int, float, bool, type(None))
 
+
+class JSONBoolean(fields.Boolean):
+    """``true`` and ``false``, nothing else.
+
+    marshmallow's :class:`~marshmallow.fields.Boolean` also takes ``1``,
+    ``"on"``, ``"yes"``, ``"true"``..., and ``truthy={True}`` would still
+    take ``1`` and ``1.0``, which equal ``True`` in Python.
+    """
+
+    def _deserialize(self, value: t.Any, attr: str | None, data: t.Any, **kwargs: t.Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
+
+
+class JSONNumber(fields.Float):
+    """A JSON number: an integer or a float, not the strings and booleans :class:`~marshmallow.fields.Float` takes."""
+
+    def _deserialize(self, value: t.Any, attr: str | None, data: t.Any, **kwargs: t.Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class JSONOneOf(validate.OneOf):
+    """:class:`~marshmallow.validate.OneOf` telling ``true`` from ``1`` and ``1`` from ``1.0``, as JSON does."""
+
+    def __call__(self, value: t.Any) -> t.Any:
+        if not any(type(value) is type(choice) and value == choice for choice in self.choices):
+            raise ma.ValidationError(self._format_error(value))
+        return value
+
+
 _SIMPLE: dict[t.Any, t.Callable[[bool], fields.Field[t.Any]]] = {
     str: lambda strict: fields.String(),
     int: lambda strict: fields.Integer(strict=strict),
-    float: lambda strict: fields.Float(allow_nan=False),
-    bool: lambda strict: fields.Boolean(),
+    # Lenient values always arrive as strings: there "true" and "1.5" are how they are spelled.
+    float: lambda strict: JSONNumber(allow_nan=False) if strict else fields.Float(allow_nan=False),
+    bool: lambda strict: JSONBoolean() if strict else fields.Boolean(),
     datetime.datetime: lambda strict: fields.DateTime(),
     datetime.date: lambda strict: fields.Date(),
     datetime.time: lambda strict: fields.Time(),
@@ -87,9 +129,12 @@ def field_for_hint(hint: t.Any, *, strict: bool = True) -> fields.Field[t.Any]:
     ``Annotated[X, "description"]`` and ``Any``. Anything else becomes a
     :class:`~marshmallow.fields.Raw` field accepting any JSON value.
 
-    :param strict: integers must be JSON numbers, not numeric strings. Off for
-        values that always arrive as strings (URI template variables, prompt
-        arguments).
+    :param strict: values must have the JSON type of their hint: an ``int``
+        is a JSON integer (not ``"1"``, ``1.0`` or ``true``), a ``float`` a
+        JSON number (not ``"1.5"`` or ``true``), a ``bool`` only ``true`` or
+        ``false`` (not ``1``, ``"on"`` or ``"true"``). Off for values that
+        always arrive as strings (URI template variables, prompt arguments),
+        which are converted from their text.
     """
     description = None
     origin = t.get_origin(hint)
@@ -122,7 +167,7 @@ def _build(hint: t.Any, origin: t.Any, strict: bool) -> fields.Field[t.Any]:
             return fields.String(validate=choices)
         if kinds == {int}:
             return fields.Integer(strict=strict, validate=choices)
-        return fields.Raw(validate=choices)
+        return fields.Raw(validate=JSONOneOf(list(args)) if strict else choices)
     if origin in (list, set, frozenset, tuple) or (isinstance(origin, type) and issubclass(origin, t.Sequence)):
         item = args[0] if args and args[0] is not Ellipsis else t.Any
         return fields.List(field_for_hint(item, strict=strict))
@@ -133,7 +178,11 @@ def _build(hint: t.Any, origin: t.Any, strict: bool) -> fields.Field[t.Any]:
         if issubclass(hint, enum.Enum):
             # Naming the value field lets apispec advertise its JSON type too.
             kinds = {type(member.value) for member in hint}
-            by_value = fields.String if kinds == {str} else fields.Integer if kinds == {int} else True
+            by_value: bool | fields.Field[t.Any] = True
+            if kinds == {str}:
+                by_value = fields.String()
+            elif kinds == {int}:
+                by_value = fields.Integer(strict=strict)
             return fields.Enum(hint, by_value=by_value)
         if issubclass(hint, ma.Schema):
             return fields.Nested(hint)

@@ -126,6 +126,57 @@ def test_strict_integers_reject_numeric_strings_unless_lenient() -> None:
     assert field_for_hint(int, strict=False).deserialize("5") == 5
 
 
+class Level(enum.Enum):
+    LOW = 1
+    HIGH = 2
+
+
+#: (hint, values JSON has for it, values of other JSON types that must not pass as it).
+STRICT_TYPES = [
+    (bool, [True, False], ["on", "off", "yes", "no", "true", "false", "True", "1", "0", 1, 0, 1.0, 0.0, "", None]),
+    (int, [0, 1, -7, 2**60], ["1", "01", 1.0, 1.5, True, False, "", None]),
+    (float, [0, 1, 1.5, -2.25, 10**20], ["1.5", "1", "nan", True, False, "", None]),
+    (t.Literal[1, "a"], [1, "a"], [True, 1.0, "1"]),
+    (t.Literal[True], [True], [1, 1.0, "true"]),
+    (t.Literal[0, 2], [0, 2], [False, 0.0, "0"]),
+    (Level, [1, 2], ["1", 1.0, True]),
+    (list[bool], [[True, False]], [[1], ["yes"]]),
+    (dict[str, bool], [{"a": True}], [{"a": "on"}, {"a": 1}]),
+    (bool | None, [True, None], ["on", 1]),
+]
+
+
+@pytest.mark.parametrize(("hint", "good", "bad"), STRICT_TYPES)
+def test_values_must_have_the_json_type_of_their_hint(hint: t.Any, good: list[t.Any], bad: list[t.Any]) -> None:
+    field = field_for_hint(hint)
+    for value in good:
+        loaded = field.deserialize(value)
+        assert loaded == value or loaded == hint(value)
+    for value in bad:
+        with pytest.raises(ma.ValidationError):
+            field.deserialize(value)
+            pytest.fail(f"{value!r} passed as {hint}")
+
+
+@pytest.mark.parametrize(
+    ("hint", "text", "value"), [(bool, "true", True), (bool, "false", False), (float, "1.5", 1.5), (int, "3", 3)]
+)
+def test_only_lenient_fields_read_text(hint: type, text: str, value: t.Any) -> None:
+    """URI template variables and prompt arguments always arrive as strings; tool arguments do not."""
+    assert field_for_hint(hint, strict=False).deserialize(text) == value
+    with pytest.raises(ma.ValidationError):
+        field_for_hint(hint).deserialize(text)
+
+
+def test_strict_booleans_in_a_tool_schema() -> None:
+    def toggle(on: bool, ratio: float = 0.5) -> None: ...
+
+    schema = schema_from_signature(toggle, name="toggle")()
+    assert schema.load({"on": False, "ratio": 1}) == {"on": False, "ratio": 1.0}
+    errors = schema.validate({"on": "yes", "ratio": "0.5"})
+    assert errors == {"on": ["Not a valid boolean."], "ratio": ["Not a valid number."]}
+
+
 @pytest.mark.parametrize("bad", [{"mode": "medium"}, {"color": "green"}])
 def test_choices_are_validated(bad: dict[str, str]) -> None:
     def func(mode: t.Literal["fast", "slow"] = "fast", color: Color = Color.RED) -> None:
