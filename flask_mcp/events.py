@@ -13,23 +13,42 @@ stream reads it and keeps what concerns that session.
 
 from __future__ import annotations
 
+import re
 import typing as t
 
 from flask_caching import Cache
 
-__all__ = ["BROADCAST", "EventLog", "parse_event_id"]
+from .numerals import parse_numeral
+
+__all__ = ["BROADCAST", "MAX_EVENT_NUMBER", "MAX_STREAM_NAME", "EventLog", "parse_event_id"]
 
 #: The stream that carries messages for every session.
 BROADCAST = "all"
 _EVERYONE = "*"
 
+#: Largest event number in an event id: numbers count up from 1 per stream.
+MAX_EVENT_NUMBER = 2**53
+#: Longest stream name in an event id (the server's are 12 characters).
+MAX_STREAM_NAME = 64
+# The alphabet of the server's stream names (secrets.token_urlsafe, BROADCAST):
+# the name becomes part of cache keys, where some backends refuse spaces.
+_STREAM_NAME = re.compile(rf"[A-Za-z0-9_:-]{{1,{MAX_STREAM_NAME}}}")
+
 
 def parse_event_id(event_id: str) -> tuple[str, int] | None:
-    """``("stream", n)`` from ``"stream:n"``, or ``None`` for anything else."""
+    """``("stream", n)`` from ``"stream:n"``, or ``None`` for anything else.
+
+    The stream is 1 to :data:`MAX_STREAM_NAME` ASCII letters, digits,
+    ``-``, ``_`` or ``:``; *n* is a plain ASCII number no larger than
+    :data:`MAX_EVENT_NUMBER` (:func:`~flask_mcp.numerals.parse_numeral`).
+    """
     stream, _, number = event_id.strip().rpartition(":")
-    if not stream or not number.isdigit():
+    if _STREAM_NAME.fullmatch(stream) is None:
         return None
-    return stream, int(number)
+    try:
+        return stream, parse_numeral(number, MAX_EVENT_NUMBER)
+    except ValueError:
+        return None
 
 
 class EventLog:

@@ -12,9 +12,10 @@ import typing as t
 
 from . import jsonrpc
 from .components import Prompt, Resource, ResourceTemplate, Tool
+from .numerals import parse_numeral
 from .tool_policy import ToolDefaults
 
-__all__ = ["InvalidCursor", "Page", "Registry", "decode_cursor", "encode_cursor", "paginate"]
+__all__ = ["MAX_CURSOR_OFFSET", "InvalidCursor", "Page", "Registry", "decode_cursor", "encode_cursor", "paginate"]
 
 Kind = t.Literal["tools", "resources", "templates", "prompts"]
 #: The member of the ``*/list`` result that holds each kind.
@@ -42,15 +43,26 @@ def encode_cursor(offset: int) -> str:
     return base64.urlsafe_b64encode(f"o{offset}".encode()).decode().rstrip("=")
 
 
+#: The largest offset a cursor may hold; a cursor longer than its encoding is not even decoded.
+MAX_CURSOR_OFFSET = 2**53
+_MAX_CURSOR_LENGTH = len(encode_cursor(MAX_CURSOR_OFFSET))
+
+
 def decode_cursor(cursor: str) -> int:
-    """Offset from a cursor made by :func:`encode_cursor`; raises :class:`InvalidCursor`."""
+    """Offset from a cursor made by :func:`encode_cursor`; raises :class:`InvalidCursor`.
+
+    The offset is read by :func:`~flask_mcp.numerals.parse_numeral`: ASCII
+    digits only, no larger than :data:`MAX_CURSOR_OFFSET`.
+    """
+    if len(cursor) > _MAX_CURSOR_LENGTH:
+        raise InvalidCursor(cursor)
     try:
         raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
+        if not raw.startswith("o"):
+            raise ValueError("not an offset")
+        return parse_numeral(raw[1:], MAX_CURSOR_OFFSET)
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise InvalidCursor(cursor) from None
-    if not raw.startswith("o") or not raw[1:].isdigit():
-        raise InvalidCursor(cursor)
-    return int(raw[1:])
 
 
 def paginate(listing: list[dict[str, t.Any]], cursor: str | None, size: int | None) -> Page:

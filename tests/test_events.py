@@ -65,6 +65,38 @@ def test_parse_event_id(value: str, expected: tuple[str, int] | None) -> None:
     assert parse_event_id(value) == expected
 
 
+BAD_EVENT_IDS = [
+    "abc:²",  # isdigit() but not int()
+    "abc:٣",  # int() reads it as 3
+    "abc:\uff11",
+    "abc:" + "9" * 5000,  # past int()'s digit limit
+    f"abc:{2**53 + 1}",  # past the largest event number
+    "abc:-1",
+    "abc:+1",
+    "abc:1_0",
+    "abc: 1",
+    "a b:1",  # not the alphabet of the server's stream names
+    "ab\u00e7:1",
+    "x" * 65 + ":1",  # a stream name longer than any the server makes
+    "abc",
+    ":1",
+]
+
+
+@pytest.mark.parametrize("value", BAD_EVENT_IDS)
+def test_parse_event_id_refuses_what_the_server_never_sent(value: str) -> None:
+    assert parse_event_id(value) is None
+
+
+@pytest.mark.parametrize(
+    ("inside", "outside"),
+    [(f"{'x' * 64}:1", f"{'x' * 65}:1"), (f"abc:{2**53}", f"abc:{2**53 + 1}"), ("a-b_c:0", "a.b:0")],
+)
+def test_parse_event_id_bounds(inside: str, outside: str) -> None:
+    assert parse_event_id(inside) is not None
+    assert parse_event_id(outside) is None
+
+
 @pytest.fixture
 def streaming_mcp(mcp: MCP) -> MCP:
     @mcp.tool
@@ -103,6 +135,25 @@ def test_get_needs_a_live_session_and_sse(streaming_mcp: MCP, make_app, make_cli
     assert client.http.get("/mcp", headers=client.headers(Accept="application/json")).status_code == 406
     stateless = make_client(make_app(MCP(), MCP_STATELESS=True))
     assert stateless.http.get("/mcp", headers={"Accept": "text/event-stream"}).status_code == 405
+
+
+@pytest.mark.parametrize("value", BAD_EVENT_IDS)
+def test_a_bad_last_event_id_is_a_json_400(streaming_mcp: MCP, make_app, make_client, value: str) -> None:
+    """Not a fresh stream (the client would silently miss events), not a 500."""
+    client = make_client(make_app(streaming_mcp))
+    client.initialize()
+    # Set in the environ as a server would: any text, not only what the test client can encode.
+    response = client.http.get(
+        "/mcp",
+        headers=client.headers(Accept="text/event-stream"),
+        environ_overrides={"HTTP_LAST_EVENT_ID": value},
+        buffered=False,  # a stream would run for MCP_SSE_MAX_LIFETIME
+    )
+    response.close()
+    assert response.status_code == 400
+    assert response.mimetype == "application/json"
+    error = response.get_json()["error"]
+    assert error == {"code": -32600, "message": "Bad Request: Last-Event-ID is not an event id this server sent"}
 
 
 def test_runtime_registration_announces_list_changed(streaming_mcp: MCP, make_app, make_client) -> None:

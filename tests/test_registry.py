@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
 
 from flask_mcp.registration import build_prompt, build_resource, build_tool
-from flask_mcp.registry import InvalidCursor, Registry, decode_cursor, encode_cursor
+from flask_mcp.registry import MAX_CURSOR_OFFSET, InvalidCursor, Registry, decode_cursor, encode_cursor
 
 
 def make_tool(name: str):
@@ -33,6 +34,39 @@ def test_cursor_round_trip(offset: int) -> None:
 def test_foreign_cursors_are_invalid(cursor: str) -> None:
     with pytest.raises(InvalidCursor):
         decode_cursor(cursor)
+
+
+def forged(text: str) -> str:
+    """A cursor in the server's own encoding, around any text."""
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+#: Cursors whose offset is not a plain ASCII number within bounds.
+FORGED_CURSORS = [
+    forged("o²"),  # isdigit() but not int()
+    forged("o٣"),  # int() reads it as 3
+    forged("o\uff11"),
+    forged("o" + "9" * 5000),  # past int()'s digit limit
+    forged(f"o{MAX_CURSOR_OFFSET + 1}"),
+    forged("o-1"),
+    forged("o+1"),
+    forged("o 1"),
+    forged("o1_0"),
+    forged("o"),
+    "A" * 100_000,  # far longer than any cursor the server issues
+]
+
+
+@pytest.mark.parametrize("cursor", FORGED_CURSORS)
+def test_forged_offsets_are_invalid(cursor: str) -> None:
+    with pytest.raises(InvalidCursor):
+        decode_cursor(cursor)
+
+
+def test_offsets_are_bounded() -> None:
+    assert decode_cursor(encode_cursor(MAX_CURSOR_OFFSET)) == MAX_CURSOR_OFFSET
+    with pytest.raises(InvalidCursor):
+        decode_cursor(encode_cursor(MAX_CURSOR_OFFSET + 1))
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 7, None])

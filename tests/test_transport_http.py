@@ -13,6 +13,8 @@ from flask_caching import Cache
 from flask_mcp import MCP, ToolResult
 from flask_mcp.transport.http import SESSION_NOT_FOUND
 
+from .test_registry import FORGED_CURSORS
+
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 SECRET = "secret-detail-4711"
@@ -180,9 +182,9 @@ def test_unknown_resource(client: t.Any) -> None:
 
 
 @pytest.mark.parametrize("method", ["tools/list", "resources/list", "resources/templates/list", "prompts/list"])
-@pytest.mark.parametrize("cursor", ["!!!", "bm9wZQ", "x" * 50])
+@pytest.mark.parametrize("cursor", ["!!!", "bm9wZQ", "x" * 50, *FORGED_CURSORS])
 def test_invalid_cursor(client: t.Any, method: str, cursor: str) -> None:
-    """A cursor the server never issued is -32602."""
+    """A cursor the server never issued is -32602, whatever number it holds."""
     assert client.error(method, {"cursor": cursor})["code"] == -32602
 
 

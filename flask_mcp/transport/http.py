@@ -16,6 +16,7 @@ from flask import Response, current_app, request
 
 from .. import jsonrpc
 from ..auth.gate import Unauthorized, error_status
+from ..events import parse_event_id
 from ..jsonrpc import INVALID_REQUEST, MCPError
 from ..ratelimit import caller_key
 from ..server import ClientState
@@ -271,9 +272,13 @@ def _get(state: MCPState, environ: WSGIEnvironment, principal: Principal | None)
     accept = environ.get("HTTP_ACCEPT", "")
     if accept and "text/event-stream" not in accept and "*/*" not in accept:
         return error_response(406, "Not Acceptable: the client must accept text/event-stream")
+    last_event_id = environ.get("HTTP_LAST_EVENT_ID")
+    if last_event_id and parse_event_id(last_event_id) is None:
+        # Answered, not ignored: a fresh stream would silently lose what the client missed.
+        return error_response(400, "Bad Request: Last-Event-ID is not an event id this server sent")
     session = _session(state, environ, None, principal)
     session.state.session_id = session.id
-    return streaming.resume_or_listen(state, session.state, environ.get("HTTP_LAST_EVENT_ID"), session.owner)
+    return streaming.resume_or_listen(state, session.state, last_event_id, session.owner)
 
 
 def _delete(state: MCPState, environ: WSGIEnvironment, principal: Principal | None) -> Response:
