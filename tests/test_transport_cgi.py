@@ -283,3 +283,48 @@ def test_a_bad_token_is_401_before_anything_is_told(path: str, method: str) -> N
 def test_the_openapi_document_follows_mcp_auth_openapi() -> None:
     assert run_cgi("GET", "/openapi.json", extra=AUTH).status == 401
     assert run_cgi("GET", "/openapi.json", extra={**AUTH, "FLASK_MCP_AUTH_OPENAPI": "false"}).status == 200
+
+
+@pytest.fixture
+def doubling_app(make_app: t.Callable[..., Flask]) -> Flask:
+    mcp = MCP(name="inline")
+
+    @mcp.tool
+    def double(x: int) -> int:
+        return 2 * x
+
+    return make_app(mcp, MCP_MAX_JSON_DEPTH=4)
+
+
+def cgi_post(app: Flask, monkeypatch: pytest.MonkeyPatch, body: bytes, **environ: str) -> CGIResult:
+    """The in-process answer to a POST of *body* to the ``double`` tool."""
+    variables = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/tools/double",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(body)),
+        **environ,
+    }
+    for key, value in variables.items():
+        monkeypatch.setenv(key, value)
+    stdout = io.BytesIO()
+    serve_cgi(app, stdin=io.BytesIO(body), stdout=stdout)
+    return parse(stdout.getvalue())
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        ({"CONTENT_LENGTH": "٨"}, "Bad Request: Content-Length must be a decimal number of bytes"),
+        ({"CONTENT_LENGTH": "+8"}, "Bad Request: Content-Length must be a decimal number of bytes"),
+        ({"CONTENT_LENGTH": "80"}, "Bad Request: the body ended after 8 of its 80 bytes"),
+        ({"HTTP_TRANSFER_ENCODING": "chunked"}, "Bad Request: a request may not have both Content-Length and "
+         "Transfer-Encoding"),
+    ],
+    ids=["arabic-indic-length", "signed-length", "short-body", "both-framings"],
+)  # fmt: skip
+def test_cgi_reads_bodies_by_the_same_rules(
+    doubling_app: Flask, monkeypatch: pytest.MonkeyPatch, environ: dict[str, str], message: str
+) -> None:
+    result = cgi_post(doubling_app, monkeypatch, b'{"x": 4}', **environ)
+    assert (result.status, result.json()) == (400, {"error": message})

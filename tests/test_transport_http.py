@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 import typing as t
 
 import pytest
 from flask import Flask
 from flask_caching import Cache
+from werkzeug.exceptions import ClientDisconnected
+from werkzeug.serving import DechunkedInput
 
 from flask_mcp import MCP, ToolResult
 from flask_mcp.transport.http import SESSION_NOT_FOUND
 
 from .test_registry import FORGED_CURSORS
+from .test_transport_body import FailingStream
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
@@ -477,12 +481,14 @@ def send_body(client: t.Any, body: bytes, chunked: bool) -> t.Any:
         return post_raw(client, body)
     # Servers that decode chunked bodies (werkzeug's, gunicorn) set
     # wsgi.input_terminated; without it werkzeug would hand the app an empty stream.
+    # They send no Content-Length with it (werkzeug's server gives ""); the test
+    # client would compute one from the stream, and both headers are refused.
     return client.http.post(
         "/mcp",
         input_stream=io.BytesIO(body),
         content_type="application/json",
         headers=client.headers(**{"Transfer-Encoding": "chunked"}),
-        environ_overrides={"wsgi.input_terminated": True},
+        environ_overrides={"wsgi.input_terminated": True, "CONTENT_LENGTH": ""},
     )
 
 
@@ -497,6 +503,92 @@ def test_body_size_limit(small_client: t.Any, schema_checker: t.Any, chunked: bo
         assert json_body(response)["result"] == {}
     else:
         assert_error(schema_checker, response, 413, -32600)
+
+
+PING_BYTES = json.dumps(PING).encode()
+CHUNKED = {"HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input_terminated": True, "CONTENT_LENGTH": ""}
+
+#: (WSGI environ the server would hand over, status, message): framings that are refused.
+REFUSED_FRAMINGS = [
+    ({**CHUNKED, "CONTENT_LENGTH": str(len(PING_BYTES))}, 400, "both Content-Length and Transfer-Encoding"),
+    ({**CHUNKED, "CONTENT_LENGTH": "0"}, 400, "both Content-Length and Transfer-Encoding"),
+    ({**CHUNKED, "HTTP_TRANSFER_ENCODING": "identity", "CONTENT_LENGTH": "5"}, 400, "both Content-Length"),
+    ({**CHUNKED, "HTTP_TRANSFER_ENCODING": "gzip"}, 400, "last transfer coding of a request must be chunked"),
+    ({**CHUNKED, "HTTP_TRANSFER_ENCODING": "chunked, gzip"}, 400, "must be chunked"),
+    ({**CHUNKED, "wsgi.input_terminated": False}, 411, "Length Required"),
+    *(
+        ({"CONTENT_LENGTH": value}, 400, "Content-Length must be a decimal number")
+        for value in ["²", "٣", "\uff11", "+16", "-1", " 16", "16 ", "1_6", "0x10", "1e3", "16, 16", "9" * 5000]
+    ),
+    ({"CONTENT_LENGTH": "1000"}, 400, f"the body ended after {len(PING_BYTES)} of its 1000 bytes"),
+    *(
+        ({"wsgi.input": FailingStream(error)}, 400, "the request body could not be read")
+        for error in [OSError("connection reset"), ValueError("bad chunk"), ClientDisconnected(), RuntimeError("x")]
+    ),
+    *(
+        ({**CHUNKED, "wsgi.input": DechunkedInput(io.BytesIO(raw))}, 400, "the request body could not be read")
+        for raw in [b"zz\r\n" + PING_BYTES, b"-5\r\nhello\r\n0\r\n\r\n", b"ff\r\n{", b""]
+    ),
+]
+
+
+@pytest.mark.parametrize(("environ", "status", "message"), REFUSED_FRAMINGS)
+def test_bodies_that_cannot_be_read_reliably_are_json_errors(
+    client: t.Any, schema_checker: t.Any, environ: dict[str, t.Any], status: int, message: str
+) -> None:
+    """Ambiguous framing, bad Content-Length, broken streams: a JSON 4xx, never a 500 or a traceback."""
+    response = client.http.post(
+        "/mcp",
+        input_stream=io.BytesIO(PING_BYTES),
+        content_type="application/json",
+        headers=client.headers(),
+        environ_overrides=environ,
+    )
+    error = assert_error(schema_checker, response, status, -32600)
+    assert message in error["message"]
+    assert "Traceback" not in response.get_data(as_text=True)
+
+
+def raw_exchange(url: str, request: bytes) -> tuple[int, bytes]:
+    """Send *request* as is on a fresh connection, then end it; the status and body of the answer."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        sock.shutdown(socket.SHUT_WR)  # a truncated body ends here rather than leaving the server waiting
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+@pytest.mark.parametrize(
+    ("framing", "chunks", "message"),
+    [
+        (b"Transfer-Encoding: chunked\r\n", b"zz\r\n" + PING_BYTES + b"\r\n0\r\n\r\n", b"could not be read"),
+        (b"Transfer-Encoding: chunked\r\n", b"10\r\n{\r\n", b"could not be read"),
+        (
+            b"Transfer-Encoding: chunked\r\nContent-Length: %d\r\n" % len(PING_BYTES),
+            b"%x\r\n%s\r\n0\r\n\r\n" % (len(PING_BYTES), PING_BYTES),
+            b"both Content-Length and Transfer-Encoding",
+        ),
+    ],
+    ids=["bad-chunk-size", "truncated-chunk", "both-framings"],
+)
+def test_malformed_chunked_bodies_on_a_real_server(
+    app: Flask, live_server: t.Any, framing: bytes, chunks: bytes, message: bytes
+) -> None:
+    """werkzeug's own server decodes the chunks; its errors are a JSON 400 too."""
+    with live_server(app) as server:
+        port = server.url.rsplit(":", 1)[1]
+        request = (
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Type: application/json\r\n"
+            b"Accept: application/json, text/event-stream\r\nConnection: close\r\n%s\r\n%s"
+        ) % (port.encode(), framing, chunks)
+        status, body = raw_exchange(server.url, request)
+    assert status == 400, body
+    assert message in body
+    assert json.loads(body)["error"]["code"] == -32600
 
 
 # -- HTTP methods ---------------------------------------------------------------

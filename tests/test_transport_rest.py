@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 import json
 import logging
 import typing as t
@@ -11,8 +12,11 @@ import typing as t
 import pytest
 from flask import Flask, abort
 from marshmallow import Schema, fields
+from werkzeug.serving import DechunkedInput
 
 from flask_mcp import MCP, Context, NotFoundError, ToolError
+
+from .test_transport_body import FailingStream
 
 SECRET = "secret-detail-4711"
 
@@ -234,6 +238,40 @@ def test_value_json_cannot_hold(app: Flask) -> None:
     response = app.test_client().post("/mcp/rest/tools/not_a_number", json={})
     assert response.status_code == 500
     assert json_body(response)["error"].startswith("Function error: the tool returned a value that cannot be sent")
+
+
+@pytest.mark.parametrize(
+    ("environ", "status", "message"),
+    [
+        ({"HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input_terminated": True}, 400, "both Content-Length"),
+        ({"CONTENT_LENGTH": "٣"}, 400, "Content-Length must be a decimal number"),
+        ({"CONTENT_LENGTH": "²"}, 400, "Content-Length must be a decimal number"),
+        ({"CONTENT_LENGTH": "1000"}, 400, "the body ended after 16 of its 1000 bytes"),
+        ({"wsgi.input": FailingStream(OSError("reset"))}, 400, "the request body could not be read"),
+        (
+            {
+                "HTTP_TRANSFER_ENCODING": "chunked",
+                "wsgi.input_terminated": True,
+                "CONTENT_LENGTH": "",
+                "wsgi.input": DechunkedInput(io.BytesIO(b"zz\r\n{}")),
+            },
+            400,
+            "the request body could not be read",
+        ),
+    ],
+    ids=["both-framings", "arabic-indic-length", "superscript-length", "short-body", "broken-stream", "bad-chunk"],
+)
+def test_bodies_are_read_by_the_same_rules_as_the_mcp_endpoint(
+    app: Flask, environ: dict[str, t.Any], status: int, message: str
+) -> None:
+    response = app.test_client().post(
+        "/mcp/rest/tools/add",
+        input_stream=io.BytesIO(b'{"a": 1, "b": 2}'),
+        content_type="application/json",
+        environ_overrides=environ,
+    )
+    assert response.status_code == status
+    assert message in json_body(response)["error"]
 
 
 def test_payload_too_large(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:

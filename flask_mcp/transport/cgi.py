@@ -43,6 +43,7 @@ from ..auth.gate import Unauthorized, error_status
 from ..direct import DirectCallFailed, Reason, call_tool_json
 from ..openapi import build_document
 from ..store_failures import RETRY_AFTER, unavailable
+from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
 from .stdio import _stdout_to_stderr
 
@@ -98,19 +99,6 @@ def cgi_document(state: MCPState, script_name: str = "") -> dict[str, t.Any]:
     if script_name:
         document["servers"] = [{"url": script_name}]
     return document
-
-
-def _read_body(environ: dict[str, t.Any], stdin: t.BinaryIO, limit: int) -> bytes | CGIResponse:
-    # RFC 3875: the body is exactly CONTENT_LENGTH bytes, and there is none
-    # without it; reading to EOF instead could wait forever on a server that
-    # keeps stdin open.
-    try:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return _error(400, f"Invalid CONTENT_LENGTH: {environ.get('CONTENT_LENGTH')!r}")
-    if length > limit:
-        return _error(413, f"Payload Too Large: the limit is {limit} bytes")
-    return stdin.read(length) if length > 0 else b""
 
 
 def _parse_arguments(body: bytes) -> dict[str, t.Any] | CGIResponse:
@@ -189,9 +177,11 @@ def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIR
         return _error(404, _ERRORS["unknown_tool"][1].format(name))
     if not is_json_request(environ):
         return _error(415, "Unsupported Media Type: Content-Type must be application/json")
-    body = _read_body(environ, stdin, state.settings.max_content_length)
-    if isinstance(body, CGIResponse):
-        return body
+    try:
+        # RFC 3875: the body is exactly CONTENT_LENGTH bytes, and there is none without it.
+        body = read_body(environ, stdin, state.settings.max_content_length)
+    except BodyRejected as exc:
+        return _error(exc.status, exc.message)
     arguments = _parse_arguments(body)
     if isinstance(arguments, CGIResponse):
         return arguments

@@ -23,6 +23,7 @@ from ..server import ClientState
 from ..store_failures import unavailable
 from ..versions import DEFAULT_NEGOTIATED_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from . import streaming
+from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
 
 if t.TYPE_CHECKING:
@@ -132,19 +133,10 @@ def _read_body(state: MCPState, environ: WSGIEnvironment) -> bytes:
         raise _Reject(error_response(406, "Not Acceptable: the client must accept application/json"))
     if not is_json_request(environ):
         raise _Reject(error_response(415, "Unsupported Media Type: Content-Type must be application/json"))
-    limit = state.settings.max_content_length
-    length = request.content_length
-    if length is not None and length <= limit:
-        # The common case: read exactly the announced body, skipping the
-        # stream wrapper werkzeug would build around it.
-        return t.cast(bytes, environ["wsgi.input"].read(length))
-    body = b""
-    if length is None:
-        # A chunked body has no Content-Length: read one byte past the limit to tell.
-        body = request.stream.read(limit + 1)
-    if len(body) > limit or (length or 0) > limit:
-        raise _Reject(error_response(413, f"Payload Too Large: the limit is {limit} bytes"))
-    return body
+    try:
+        return read_body(environ, environ["wsgi.input"], state.settings.max_content_length)
+    except BodyRejected as exc:
+        raise _Reject(error_response(exc.status, exc.message)) from None
 
 
 def _post(state: MCPState, environ: WSGIEnvironment, principal: Principal | None) -> Response:

@@ -29,6 +29,7 @@ from ..openapi import OpenAPIDocument, swagger_ui_page
 from ..principal import Principal
 from ..server import Call, ClientState
 from ..store_failures import unavailable
+from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
 
 if t.TYPE_CHECKING:
@@ -153,14 +154,11 @@ def _unavailable(state: MCPState, exc: BaseException) -> Response:
 
 
 def _read_object(state: MCPState) -> dict[str, t.Any] | Response:
-    limit = state.settings.max_content_length
-    length = request.content_length
-    if length is not None and length > limit:
-        return error(413, f"Payload Too Large: the limit is {limit} bytes")
-    # One byte past the limit tells a chunked body (no Content-Length) that is too large.
-    body = request.stream.read(limit + 1)
-    if len(body) > limit:
-        return error(413, f"Payload Too Large: the limit is {limit} bytes")
+    environ = request.environ
+    try:
+        body = read_body(environ, environ["wsgi.input"], state.settings.max_content_length)
+    except BodyRejected as exc:
+        return error(exc.status, exc.message)
     if not body.strip():
         return {}  # a tool without arguments may be called with no body at all
     try:

@@ -1,0 +1,112 @@
+"""Reading a request body: framed unambiguously, bounded, and never a 500.
+
+Every adapter that takes a body (the MCP endpoint, the REST routes, CGI)
+reads it through :func:`read_body`, so they refuse the same requests the
+same way:
+
+* ``Content-Length`` together with ``Transfer-Encoding`` is refused (400):
+  the two framings can disagree, the classic request-smuggling setup that
+  RFC 9112 §6.3 says to treat as an error;
+* a ``Content-Length`` that is not a plain ASCII decimal number is 400;
+* a body longer than the limit is 413, announced or chunked;
+* a chunked body is read only when the server says it decoded the chunks
+  (``wsgi.input_terminated``); otherwise 411;
+* any failure of the input stream (a malformed chunk, a client that hung
+  up, a body shorter than announced) is 400.
+"""
+
+from __future__ import annotations
+
+import logging
+import typing as t
+
+from ..numerals import parse_numeral
+
+__all__ = ["BodyRejected", "read_body"]
+
+logger = logging.getLogger("flask_mcp")
+
+#: The largest Content-Length that is parsed at all (then compared with the limit).
+_MAX_DECLARED_LENGTH = 2**63 - 1
+
+
+class BodyRejected(Exception):
+    """The body cannot be read; the adapter answers *status* with *message* in its own format."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _too_large(limit: int) -> BodyRejected:
+    return BodyRejected(413, f"Payload Too Large: the limit is {limit} bytes")
+
+
+def _declared_length(environ: t.Mapping[str, t.Any]) -> int | None:
+    """The ``Content-Length`` as a number, ``None`` when the body is chunked or absent."""
+    # Servers give "" as well as no key for a missing header.
+    declared = environ.get("CONTENT_LENGTH") or None
+    coding = environ.get("HTTP_TRANSFER_ENCODING")
+    if coding is None:
+        if declared is None:
+            return 0  # RFC 9112 §6.3: neither header, no body
+        try:
+            return parse_numeral(declared, _MAX_DECLARED_LENGTH)
+        except ValueError:
+            raise BodyRejected(400, "Bad Request: Content-Length must be a decimal number of bytes") from None
+    if declared is not None:
+        raise BodyRejected(400, "Bad Request: a request may not have both Content-Length and Transfer-Encoding")
+    if coding.rpartition(",")[2].strip().lower() != "chunked":
+        # RFC 9112 §6.3: without chunked last, the body's length cannot be known.
+        raise BodyRejected(400, "Bad Request: the last transfer coding of a request must be chunked")
+    if not environ.get("wsgi.input_terminated"):
+        # The server hands over the raw chunks, or nothing: reading on could wait forever.
+        raise BodyRejected(411, "Length Required: this server reads no chunked bodies; send Content-Length")
+    return None
+
+
+def _read(stream: t.Any, size: int) -> bytes:
+    """Up to *size* bytes of *stream*: fewer only at its end."""
+    data = stream.read(size)
+    if len(data) >= size or not data:
+        return t.cast(bytes, data)
+    chunks = [data]
+    remaining = size - len(data)
+    while remaining > 0:
+        chunk = stream.read(remaining)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_body(environ: t.Mapping[str, t.Any], stream: t.Any, limit: int) -> bytes:
+    """The body of the request described by *environ*, read from *stream*.
+
+    :param environ: the WSGI (or CGI) environ, for its framing headers.
+    :param stream: the input stream (``wsgi.input``, a CGI script's stdin).
+    :param limit: the largest body accepted, in bytes.
+    :raises BodyRejected: with the status and message to answer (see the
+        module docstring).
+    """
+    length = _declared_length(environ)
+    if length is not None and length > limit:
+        raise _too_large(limit)
+    if length == 0:
+        return b""
+    try:
+        # A chunked body: one byte past the limit tells one that is too large.
+        body = _read(stream, limit + 1 if length is None else length)
+    except Exception as exc:
+        # Whatever the server's input stream raises (werkzeug's ClientDisconnected,
+        # OSError, ValueError, gunicorn's chunk parse errors) is the client's
+        # bytes or connection failing, not a fault of this server.
+        logger.info("MCP request body could not be read: %s: %s", type(exc).__name__, exc)
+        raise BodyRejected(400, "Bad Request: the request body could not be read") from None
+    if length is None and len(body) > limit:
+        raise _too_large(limit)
+    if length is not None and len(body) < length:
+        raise BodyRejected(400, f"Bad Request: the body ended after {len(body)} of its {length} bytes")
+    return body

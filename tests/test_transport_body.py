@@ -1,0 +1,95 @@
+"""Reading request bodies: one set of framing rules for the MCP endpoint, REST and CGI."""
+
+from __future__ import annotations
+
+import io
+import typing as t
+
+import pytest
+from werkzeug.exceptions import ClientDisconnected
+from werkzeug.serving import DechunkedInput
+
+from flask_mcp.transport.body import BodyRejected, read_body
+
+BODY = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+CHUNKED = {"HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input_terminated": True}
+
+
+class FailingStream(io.RawIOBase):
+    """An input stream that fails on the first read, as a server's does when the client breaks off."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: t.Any) -> int:
+        raise self.error
+
+
+class Trickle(io.RawIOBase):
+    """A stream that hands out three bytes a read, as a socket may."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: t.Any) -> int:
+        piece, self.data = self.data[:3], self.data[3:]
+        buffer[: len(piece)] = piece
+        return len(piece)
+
+
+@pytest.mark.parametrize(
+    ("environ", "stream"),
+    [
+        ({"CONTENT_LENGTH": str(len(BODY))}, io.BytesIO(BODY)),
+        ({"CONTENT_LENGTH": str(len(BODY))}, Trickle(BODY)),
+        ({"CONTENT_LENGTH": str(len(BODY))}, io.BytesIO(BODY + b"trailing bytes are not read")),
+        (CHUNKED, io.BytesIO(BODY)),
+        ({**CHUNKED, "CONTENT_LENGTH": ""}, DechunkedInput(io.BytesIO(b"%x\r\n%s\r\n0\r\n\r\n" % (len(BODY), BODY)))),
+        ({**CHUNKED, "HTTP_TRANSFER_ENCODING": "gzip, Chunked"}, io.BytesIO(BODY)),
+    ],
+    ids=["content-length", "short-reads", "exact-length", "chunked", "dechunked", "chunked-last"],
+)
+def test_bodies_are_read(environ: dict[str, t.Any], stream: t.Any) -> None:
+    assert read_body(environ, stream, 1024) == BODY
+
+
+@pytest.mark.parametrize("environ", [{}, {"CONTENT_LENGTH": ""}, {"CONTENT_LENGTH": "0"}])
+def test_without_a_length_there_is_no_body(environ: dict[str, str]) -> None:
+    assert read_body(environ, FailingStream(AssertionError("read")), 1024) == b""
+
+
+@pytest.mark.parametrize(
+    ("environ", "stream", "status", "message"),
+    [
+        ({**CHUNKED, "CONTENT_LENGTH": "40"}, io.BytesIO(BODY), 400, "both Content-Length and Transfer-Encoding"),
+        ({**CHUNKED, "HTTP_TRANSFER_ENCODING": "chunked, gzip"}, io.BytesIO(BODY), 400, "must be chunked"),
+        ({**CHUNKED, "wsgi.input_terminated": False}, io.BytesIO(BODY), 411, "Length Required"),
+        *(
+            ({"CONTENT_LENGTH": value}, io.BytesIO(BODY), 400, "Content-Length must be a decimal number")
+            for value in ["²", "٣", "\uff11", "+40", "-1", " 40", "40 ", "4_0", "0x28", "4e1", "40, 40", "9" * 5000]
+        ),
+        ({"CONTENT_LENGTH": "1025"}, io.BytesIO(BODY), 413, "the limit is 1024 bytes"),
+        ({"CONTENT_LENGTH": str(2**63)}, io.BytesIO(BODY), 400, "Content-Length must be a decimal number"),
+        (CHUNKED, io.BytesIO(b"x" * 1025), 413, "the limit is 1024 bytes"),
+        ({"CONTENT_LENGTH": "100"}, io.BytesIO(BODY), 400, f"the body ended after {len(BODY)} of its 100 bytes"),
+        *(
+            ({"CONTENT_LENGTH": "40"}, FailingStream(error), 400, "the request body could not be read")
+            for error in [OSError("reset"), ValueError("bad"), ClientDisconnected(), RuntimeError("a server's own")]
+        ),
+        *(
+            (CHUNKED, DechunkedInput(io.BytesIO(raw)), 400, "the request body could not be read")
+            for raw in [b"zz\r\n" + BODY, b"-5\r\nhello\r\n0\r\n\r\n", b"ff\r\n{", b"5\r\nhelloXX0\r\n\r\n"]
+        ),
+    ],
+)
+def test_refused_bodies(environ: dict[str, t.Any], stream: t.Any, status: int, message: str) -> None:
+    with pytest.raises(BodyRejected) as info:
+        read_body(environ, stream, 1024)
+    assert info.value.status == status
+    assert message in info.value.message
