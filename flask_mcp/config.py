@@ -9,6 +9,7 @@ from flask import Flask
 
 from .policies import ErrorFormat, OutputFormat, coerce
 from .ratelimit import Limit, parse_limit
+from .strict_json import DEFAULT_LIMITS, JSONLimits
 from .tool_policy import ToolDefaults
 
 __all__ = ["DEFAULTS", "Settings"]
@@ -129,6 +130,15 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_SSE_REPLAY_MAX": 100,
     # Seconds events stay in the store for replay.
     "MCP_SSE_REPLAY_AGE": 300,
+    # Input limits.
+    # Members of one JSON object in a message; more is -32600.
+    "MCP_MAX_JSON_KEYS": 10_000,
+    # Objects and arrays nested in each other in a message; deeper is -32600.
+    "MCP_MAX_JSON_DEPTH": 64,
+    # Characters of one JSON string (keys too); None: bounded by MCP_MAX_CONTENT_LENGTH alone.
+    "MCP_MAX_JSON_STRING": None,
+    # UTF-8 bytes of a resource URI in resources/read, subscribe, unsubscribe and completion refs; longer is -32602.
+    "MCP_MAX_URI_LENGTH": 8192,
 }
 
 _CACHE_PREFIX = "MCP_CACHE_"
@@ -186,6 +196,9 @@ class Settings:
     sse_replay_age: int = 300
     #: ``CACHE_*`` overrides of the ephemeral cache (``MCP_EPHEMERAL_CACHE_*``), ``None`` values left out.
     ephemeral_cache_overrides: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    #: ``MCP_MAX_JSON_KEYS``, ``MCP_MAX_JSON_DEPTH`` and ``MCP_MAX_JSON_STRING``.
+    json_limits: JSONLimits = DEFAULT_LIMITS
+    max_uri_length: int = 8192
 
     @classmethod
     def from_app(cls, app: Flask) -> Settings:
@@ -239,6 +252,12 @@ class Settings:
             sse_replay_age=_positive(config, "MCP_SSE_REPLAY_AGE"),
             cache_config=_cache_config(config, _CACHE_PREFIX, max_sessions),
             ephemeral_cache_overrides=_cache_config(config, _EPHEMERAL_PREFIX, None),
+            json_limits=JSONLimits(
+                max_keys=_positive(config, "MCP_MAX_JSON_KEYS"),
+                max_depth=_positive(config, "MCP_MAX_JSON_DEPTH"),
+                max_string=_optional_positive(config, "MCP_MAX_JSON_STRING"),
+            ),
+            max_uri_length=_positive(config, "MCP_MAX_URI_LENGTH"),
         )
 
 

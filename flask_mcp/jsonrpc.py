@@ -4,6 +4,10 @@ This module parses raw message bodies into :class:`Request`,
 :class:`Notification` and :class:`Response` objects, builds success and
 error envelopes, and encodes them as strict JSON (no ``NaN`` or
 ``Infinity``, which JSON does not have). It knows nothing about HTTP.
+
+Decoding is strict (:mod:`flask_mcp.strict_json`): what is not strict UTF-8
+JSON is -32700, a message larger than the :class:`JSONLimits` is -32600,
+and so is a request id past :data:`MAX_ID_BYTES` or :data:`MAX_ID_INTEGER`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import json
 import typing as t
 import uuid
 from enum import Enum
+
+from .strict_json import DEFAULT_LIMITS, InvalidJSON, JSONLimitExceeded, JSONLimits, decode
 
 #: Invalid JSON was received.
 PARSE_ERROR = -32700
@@ -42,6 +48,13 @@ RATE_LIMITED = -31429
 SERVICE_UNAVAILABLE = -31503
 
 RequestId = t.Union[str, int]
+
+#: Longest string request id, in UTF-8 bytes. Ids are echoed in every answer
+#: and kept as keys while a request runs, so they stay small.
+MAX_ID_BYTES = 256
+#: Largest integer request id, either sign: the integers every JSON reader
+#: holds exactly (a JavaScript number's 53-bit mantissa).
+MAX_ID_INTEGER = 2**53
 
 
 class MCPError(Exception):
@@ -101,17 +114,28 @@ class Response:
 Message = t.Union[Request, Notification, Response]
 
 
-def _reject_constant(name: str) -> t.NoReturn:
-    # Python's json module accepts NaN/Infinity by default; JSON does not.
-    raise ValueError(f"{name} is not valid JSON")
+def loads(data: bytes | bytearray | str, limits: JSONLimits = DEFAULT_LIMITS) -> t.Any:
+    """Decode a client's JSON strictly (:func:`flask_mcp.strict_json.decode`).
 
-
-def loads(data: bytes | str) -> t.Any:
-    """Decode strict JSON, raising :class:`MCPError` (-32700) on bad input."""
+    :raises MCPError: -32700 ``Parse error`` for text that is not UTF-8
+        JSON, a non-finite number, an integer of more than 4300 digits or a
+        duplicate key; -32600 for JSON that exceeds *limits*. Either way
+        ``data.detail`` says what is wrong.
+    """
     try:
-        return json.loads(data, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return decode(data, limits)
+    except JSONLimitExceeded as exc:
+        raise MCPError(INVALID_REQUEST, f"Invalid Request: {exc}", {"detail": str(exc)}) from None
+    except InvalidJSON as exc:
         raise MCPError(PARSE_ERROR, "Parse error", {"detail": str(exc)}) from None
+
+
+def utf8_longer_than(text: str, limit: int) -> bool:
+    """Whether *text* takes more than *limit* bytes in UTF-8 (lone surrogates count 3)."""
+    if len(text) > limit:
+        return True
+    # At most 4 bytes a character: short text needs no encoding to tell.
+    return len(text) * 4 > limit and len(text.encode("utf-8", "surrogatepass")) > limit
 
 
 def _default(value: t.Any) -> t.Any:
@@ -188,8 +212,8 @@ def parse_message(payload: t.Any) -> Message:
     msg_id = payload.get("id")
     # A null id is only legal on an error response whose request id was unreadable.
     null_response_id = msg_id is None and "method" not in payload
-    if has_id and not _is_request_id(msg_id) and not null_response_id:
-        raise MCPError(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
+    if has_id and not null_response_id and not is_request_id(msg_id):
+        raise MCPError(INVALID_REQUEST, _ID_MESSAGE)
     if "method" in payload:
         method = payload["method"]
         if not isinstance(method, str):
@@ -212,13 +236,24 @@ def parse_message(payload: t.Any) -> Message:
     raise MCPError(INVALID_REQUEST, 'Invalid Request: missing "method"')
 
 
-def _is_request_id(value: t.Any) -> bool:
-    return isinstance(value, (str, int)) and not isinstance(value, bool)
+#: What a request id may be, for error messages.
+ID_BOUNDS = f"a string of at most {MAX_ID_BYTES} bytes or an integer between -2**53 and 2**53"
+_ID_MESSAGE = f'Invalid Request: "id" must be {ID_BOUNDS}'
+
+
+def is_request_id(value: t.Any) -> bool:
+    """Whether *value* is a request id this server accepts (see :data:`MAX_ID_BYTES`, :data:`MAX_ID_INTEGER`)."""
+    if isinstance(value, str):
+        return not utf8_longer_than(value, MAX_ID_BYTES)
+    return isinstance(value, int) and not isinstance(value, bool) and -MAX_ID_INTEGER <= value <= MAX_ID_INTEGER
 
 
 def request_id_of(payload: t.Any) -> RequestId | None:
-    """Best-effort id of a message that failed validation, for the error reply."""
-    if isinstance(payload, dict) and _is_request_id(payload.get("id")):
+    """Best-effort id of a message that failed validation, for the error reply.
+
+    An id out of bounds is not echoed: the reply has ``"id": null``.
+    """
+    if isinstance(payload, dict) and is_request_id(payload.get("id")):
         return t.cast(RequestId, payload["id"])
     return None
 

@@ -51,12 +51,14 @@ from marshmallow.types import ErrorMessages
 from .content import ToolResult
 from .context import LOG_LEVELS
 from .errors import describe_validation_error
-from .jsonrpc import INVALID_PARAMS, MCPError
+from .jsonrpc import ID_BOUNDS, INVALID_PARAMS, MCPError, is_request_id
 from .results import error_result, tool_result
 
 __all__ = [
     "FAILURE_STATUSES",
+    "NOTIFICATION_SCHEMAS",
     "PARAMS_SCHEMAS",
+    "CancelledParamsSchema",
     "CompleteParamsSchema",
     "CompletionArgumentSchema",
     "CompletionContextSchema",
@@ -66,6 +68,7 @@ __all__ = [
     "InitializeParamsSchema",
     "PaginatedParamsSchema",
     "ReferenceSchema",
+    "RequestIdField",
     "RequestParamsSchema",
     "ResourceParamsSchema",
     "SetLevelParamsSchema",
@@ -73,6 +76,7 @@ __all__ = [
     "ToolCallSchema",
     "status_result",
     "status_result_to_tool_result",
+    "validate_notification_params",
     "validate_params",
 ]
 
@@ -107,6 +111,18 @@ class _Object(fields.Nested):
         if not isinstance(value, t.Mapping):
             raise self.make_error("type")
         return super()._deserialize(value, attr, data, partial, **kwargs)
+
+
+class RequestIdField(fields.Field):  # type: ignore[type-arg]
+    """A JSON-RPC request id, within the bounds :func:`flask_mcp.jsonrpc.is_request_id` sets."""
+
+    # marshmallow merges these along the MRO, as a class attribute.
+    default_error_messages: ErrorMessages = {"invalid": f"Not a valid request id: {ID_BOUNDS}."}  # noqa: RUF012
+
+    def _deserialize(self, value: t.Any, attr: str | None, data: t.Any, **kwargs: t.Any) -> t.Any:
+        if not is_request_id(value):
+            raise self.make_error("invalid")
+        return value
 
 
 class RequestParamsSchema(_OpenSchema):
@@ -217,6 +233,17 @@ class SetLevelParamsSchema(RequestParamsSchema):
     level = fields.String(required=True, validate=validate.OneOf(LOG_LEVELS))
 
 
+class CancelledParamsSchema(RequestParamsSchema):
+    """``notifications/cancelled``: the ``requestId`` to stop and an optional ``reason``.
+
+    The id is bounded like every request id: it names a cache entry while
+    the cancellation is pending.
+    """
+
+    requestId = RequestIdField()  # the wire names
+    reason = fields.String(allow_none=True)
+
+
 #: Request method -> the schema its params must satisfy, built once.
 PARAMS_SCHEMAS: dict[str, ma.Schema] = {
     "initialize": InitializeParamsSchema(),
@@ -232,6 +259,11 @@ PARAMS_SCHEMAS: dict[str, ma.Schema] = {
     "prompts/list": PaginatedParamsSchema(),
     "prompts/get": GetPromptParamsSchema(),
     "completion/complete": CompleteParamsSchema(),
+}
+
+#: Notification method -> the schema its params must satisfy. Others pass as they are.
+NOTIFICATION_SCHEMAS: dict[str, ma.Schema] = {
+    "notifications/cancelled": CancelledParamsSchema(),
 }
 
 # Methods whose schema accepts empty params: most requests of most clients
@@ -269,7 +301,21 @@ def validate_params(method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
         return params
     if not params and method in _EMPTY_OK:
         return params
-    schema = PARAMS_SCHEMAS.get(method)
+    return _checked(PARAMS_SCHEMAS.get(method), params)
+
+
+def validate_notification_params(method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Check the ``params`` of a notification to *method*, like :func:`validate_params`.
+
+    A notification is never answered, so a transport calls this before the
+    params reach anything: the HTTP transport answers 400, stdio drops it.
+
+    :raises flask_mcp.MCPError: -32602, as :func:`validate_params`.
+    """
+    return _checked(NOTIFICATION_SCHEMAS.get(method), params)
+
+
+def _checked(schema: ma.Schema | None, params: dict[str, t.Any]) -> dict[str, t.Any]:
     if schema is None:
         return params
     try:

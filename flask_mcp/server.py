@@ -37,6 +37,7 @@ from .principal import Principal
 from .ratelimit import CacheRateLimiter, Limit, RateLimiter, caller_key, enforce, parse_limit
 from .registry import Registry
 from .spill import ResultStore
+from .strict_json import DEFAULT_LIMITS, JSONLimits
 from .versions import DEFAULT_NEGOTIATED_VERSION
 
 __all__ = [
@@ -222,6 +223,10 @@ class Server:
     :param unavailable: exceptions that mean the store holding cross-request
         state did not answer; :meth:`handle` lets them through, so the
         transport can say so (HTTP 503) instead of reporting a bug.
+    :param json_limits: bounds of every message's JSON, applied by the
+        transports as they decode (``MCP_MAX_JSON_*``).
+    :param max_uri_length: the longest resource URI a request may name, in
+        UTF-8 bytes (``MCP_MAX_URI_LENGTH``); longer ones are -32602.
     """
 
     def __init__(
@@ -246,6 +251,8 @@ class Server:
         client_key: t.Callable[[], str | None] | None = None,
         max_subscriptions: int | None = 100,
         unavailable: tuple[type[BaseException], ...] = (),
+        json_limits: JSONLimits = DEFAULT_LIMITS,
+        max_uri_length: int = 8192,
     ) -> None:
         self.registry = registry
         self.name = name
@@ -268,6 +275,8 @@ class Server:
         self.client_key = client_key
         self.max_subscriptions = max_subscriptions
         self.unavailable = unavailable
+        self.json_limits = json_limits
+        self.max_uri_length = max_uri_length
 
     def current_request(self) -> t.Any:
         """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""
@@ -355,10 +364,24 @@ class Server:
             return name in registry.tools and registry.tools[name].context_param is not None
         if message.method == "prompts/get" and isinstance(name, str):
             return name in registry.prompts and registry.prompts[name].context_param is not None
-        if message.method == "resources/read" and isinstance(params.get("uri"), str):
-            found = registry.find_resource(params["uri"])
+        uri = params.get("uri")
+        if message.method == "resources/read" and isinstance(uri, str) and not self.uri_too_long(uri):
+            found = registry.find_resource(uri)
             return found is not None and found[0].context_param is not None
         return False
+
+    def uri_too_long(self, uri: str) -> bool:
+        """Whether *uri* is longer than :attr:`max_uri_length` (then it is matched against nothing)."""
+        return jsonrpc.utf8_longer_than(uri, self.max_uri_length)
+
+    def bounded_uri(self, uri: str, name: str = "uri") -> str:
+        """*uri* itself, checked against :attr:`max_uri_length`.
+
+        :raises MCPError: -32602 when it is longer.
+        """
+        if self.uri_too_long(uri):
+            raise MCPError(jsonrpc.INVALID_PARAMS, f"Invalid params: {name} is longer than {self.max_uri_length} bytes")
+        return uri
 
     def handle(
         self,

@@ -178,6 +178,8 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         client_key=_remote_addr,
         max_subscriptions=settings.max_subscriptions,
         unavailable=unavailable,
+        json_limits=settings.json_limits,
+        max_uri_length=settings.max_uri_length,
     )
     auth_backend = mcp.auth
     if auth_backend is None and settings.auth_tokens:

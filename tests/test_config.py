@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from flask import Flask
 
+from flask_mcp import MCP
 from flask_mcp.config import Settings
+from flask_mcp.strict_json import JSONLimits
 
 
 def settings(**config: object) -> Settings:
@@ -89,3 +91,33 @@ def test_rest_prefix_is_normalized(value: str, expected: str) -> None:
 
 def test_swagger_ui_url_loses_its_trailing_slash() -> None:
     assert settings(MCP_SWAGGER_UI_URL="/static/swagger/").swagger_ui_url == "/static/swagger"
+
+
+def test_input_limit_defaults() -> None:
+    result = settings()
+    assert result.json_limits == JSONLimits(max_keys=10_000, max_depth=64, max_string=None)
+    assert result.max_uri_length == 8192
+
+
+def test_input_limits_are_read_and_reach_the_protocol_core() -> None:
+    app = Flask(__name__)
+    app.config.update(MCP_MAX_JSON_KEYS=50, MCP_MAX_JSON_DEPTH=8, MCP_MAX_JSON_STRING=1000, MCP_MAX_URI_LENGTH=512)
+    MCP().init_app(app)
+    server = app.extensions["mcp"].server
+    assert server.json_limits == JSONLimits(max_keys=50, max_depth=8, max_string=1000)
+    assert server.max_uri_length == 512
+
+
+@pytest.mark.parametrize(
+    "key", ["MCP_MAX_JSON_KEYS", "MCP_MAX_JSON_DEPTH", "MCP_MAX_JSON_STRING", "MCP_MAX_URI_LENGTH"]
+)
+@pytest.mark.parametrize("value", [0, -1, "10", 2.5, True])
+def test_invalid_input_limits_are_refused(key: str, value: object) -> None:
+    with pytest.raises(ValueError, match=key):
+        settings(**{key: value})
+
+
+@pytest.mark.parametrize("key", ["MCP_MAX_JSON_KEYS", "MCP_MAX_JSON_DEPTH", "MCP_MAX_URI_LENGTH"])
+def test_only_the_string_limit_may_be_none(key: str) -> None:
+    with pytest.raises(ValueError, match=key):
+        settings(**{key: None})

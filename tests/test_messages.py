@@ -12,12 +12,14 @@ from flask import Flask
 from flask_mcp import MCP, ToolResult, jsonrpc
 from flask_mcp.context import LOG_LEVELS
 from flask_mcp.messages import (
+    NOTIFICATION_SCHEMAS,
     PARAMS_SCHEMAS,
     ErrorDetailSchema,
     StatusResultSchema,
     ToolCallSchema,
     status_result,
     status_result_to_tool_result,
+    validate_notification_params,
     validate_params,
 )
 from flask_mcp.methods import HANDLERS
@@ -186,6 +188,50 @@ def test_tools_call_fast_path_agrees_with_its_schema(params: dict[str, t.Any]) -
         assert invalid_params("tools/call", params).data == {"fields": expected}
     else:
         assert validate_params("tools/call", params) is params
+
+
+# -- notification params ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"requestId": 1},
+        {"requestId": "r-1", "reason": "user pressed stop"},
+        {"requestId": "x" * 256, "_meta": {"k": 1}, "later": True},
+        {"requestId": -(2**53)},
+        {},  # the 2025-11-25 schema leaves requestId out for tasks
+    ],
+)
+def test_valid_cancellations_pass_unchanged(params: dict[str, t.Any]) -> None:
+    assert validate_notification_params("notifications/cancelled", params) is params
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"requestId": "x" * 257}, "requestId"),
+        ({"requestId": "€" * 86}, "requestId"),
+        ({"requestId": 2**53 + 1}, "requestId"),
+        ({"requestId": True}, "requestId"),
+        ({"requestId": 1.5}, "requestId"),
+        ({"requestId": None}, "requestId"),
+        ({"requestId": [1]}, "requestId"),
+        ({"requestId": 1, "reason": 7}, "reason"),
+        ({"requestId": 1, "_meta": "x"}, "_meta"),
+    ],
+)
+def test_invalid_cancellations_name_the_field(params: dict[str, t.Any], field: str) -> None:
+    with pytest.raises(jsonrpc.MCPError) as info:
+        validate_notification_params("notifications/cancelled", params)
+    assert info.value.code == jsonrpc.INVALID_PARAMS
+    assert field in info.value.data["fields"]
+
+
+def test_other_notifications_pass_through() -> None:
+    params = {"anything": [1, 2]}
+    assert validate_notification_params("notifications/initialized", params) is params
+    assert set(NOTIFICATION_SCHEMAS) == {"notifications/cancelled"}
 
 
 # -- the seed's three models ----------------------------------------------------------

@@ -249,3 +249,65 @@ def test_subscriptions_are_capped_by_the_server() -> None:
     assert request(server, "resources/subscribe", {"uri": "docs://c"}, state)["result"] == {}
     assert list(t.cast(t.Any, state.subscriptions)) == ["docs://b", "docs://c"]
     assert "s" not in state.to_dict() and not state.changed
+
+
+#: One byte past the default MCP_MAX_URI_LENGTH (8 KiB).
+LONG_URI = "docs://" + "a" * (8192 - len("docs://") + 1)
+
+
+def uri_requests(uri: str) -> list[tuple[str, dict[str, t.Any], str]]:
+    """Every request that names a resource URI: (method, params, the param's name)."""
+    return [
+        ("resources/read", {"uri": uri}, "uri"),
+        ("resources/subscribe", {"uri": uri}, "uri"),
+        ("resources/unsubscribe", {"uri": uri}, "uri"),
+        (
+            "completion/complete",
+            {"ref": {"type": "ref/resource", "uri": uri}, "argument": {"name": "slug", "value": ""}},
+            "ref.uri",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "name"), uri_requests(LONG_URI), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_uris_longer_than_the_limit_are_invalid_params(method: str, params: dict[str, t.Any], name: str) -> None:
+    state = ClientState()
+    state.subscriptions.add(LONG_URI, None)
+    error = request(build_server(), method, params, state)["error"]
+    assert error == {"code": -32602, "message": f"Invalid params: {name} is longer than 8192 bytes"}
+    assert list(t.cast(t.Any, state.subscriptions)) == [LONG_URI] and not state.changed
+
+
+@pytest.mark.parametrize(
+    ("uri", "allowed"),
+    [
+        ("docs://" + "€" * 3, True),
+        ("docs://" + "€" * 4, False),
+        ("docs://" + "a" * 9, True),
+        ("docs://" + "a" * 10, False),
+    ],
+)
+def test_the_uri_limit_counts_utf8_bytes(uri: str, allowed: bool) -> None:
+    server = build_server(max_uri_length=16)
+    for method, params, name in uri_requests(uri):
+        refused = {"code": -32602, "message": f"Invalid params: {name} is longer than 16 bytes"}
+        assert (request(server, method, params).get("error") == refused) is not allowed, method
+
+
+def test_a_uri_at_the_limit_is_read_and_one_byte_more_is_not() -> None:
+    uri = LONG_URI[:-1]
+    assert request(build_server(), "resources/read", {"uri": uri})["result"]["contents"][0]["text"] == f"doc {uri[7:]}"
+    assert request(build_server(), "resources/read", {"uri": LONG_URI})["error"]["code"] == -32602
+
+
+def test_a_long_uri_is_matched_against_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    server = build_server()
+
+    def refuse(uri: str) -> t.NoReturn:
+        raise AssertionError("the URI was matched against the templates")
+
+    monkeypatch.setattr(server.registry, "find_resource", refuse)
+    assert not server.needs_channel(jsonrpc.Request(id=1, method="resources/read", params={"uri": LONG_URI}))
+    assert request(server, "resources/read", {"uri": LONG_URI})["error"]["code"] == -32602

@@ -328,3 +328,22 @@ def test_cgi_reads_bodies_by_the_same_rules(
 ) -> None:
     result = cgi_post(doubling_app, monkeypatch, b'{"x": 4}', **environ)
     assert (result.status, result.json()) == (400, {"error": message})
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        (b'{"x": 1, "x": 4}', "duplicate key 'x' in an object"),
+        (b'{"x": 1e999}', "the number '1e999' is out of range: JSON numbers must be finite"),
+        ('{"x": 4}'.encode("utf-16"), "the text is not UTF-8: 'utf-8' codec can't decode byte 0xff in position 0: "
+         "invalid start byte"),
+        (b'{"x": 4, "y": [[[[[]]]]]}', "nesting is deeper than the limit of 4"),
+    ],
+    ids=["duplicate-key", "overflow", "utf-16", "depth-from-config"],
+)  # fmt: skip
+def test_cgi_decodes_bodies_as_strictly_as_mcp_messages(
+    doubling_app: Flask, monkeypatch: pytest.MonkeyPatch, body: bytes, detail: str
+) -> None:
+    result = cgi_post(doubling_app, monkeypatch, body)
+    assert (result.status, result.json()) == (400, {"error": f"Invalid JSON: {detail}"})
+    assert cgi_post(doubling_app, monkeypatch, b'{"x": 4}').json() == {"result": 8}

@@ -232,6 +232,127 @@ def test_client_response_is_accepted(client: t.Any, message: dict[str, t.Any]) -
     assert response.get_data() == b""
 
 
+# -- strict JSON, bounded messages and ids --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        (json.dumps(PING).encode("utf-16"), "not UTF-8"),
+        (json.dumps(PING).encode("utf-16-le"), "Expecting"),
+        (json.dumps(PING).encode("utf-32"), "not UTF-8"),
+        (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\xed\xa0\x80"}}}',
+         "not UTF-8"),
+        (b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', "duplicate key 'id'"),
+        (b'{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"ping"}', "duplicate key 'method'"),
+        (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"x","arguments":{}}}',
+         "duplicate key 'name'"),
+        (json.dumps(init_message()).replace('"capabilities": {}', '"capabilities": {"x": 1e999}').encode(),
+         "must be finite"),
+        (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":-1E400}}}',
+         "must be finite"),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":' + b"9" * 5000 + b"}}", "4300 digits"),
+    ],
+    ids=["utf-16", "utf-16-le", "utf-32", "utf-8-surrogate", "duplicate-id", "duplicate-method", "duplicate-nested",
+         "overflow-in-initialize", "overflow-in-arguments", "huge-integer"],
+)  # fmt: skip
+def test_what_json_loads_would_let_through_is_a_parse_error(
+    client: t.Any, schema_checker: t.Any, body: bytes, detail: str
+) -> None:
+    """-32700 with the reason in data.detail, for a fresh client and inside a session alike."""
+    error = assert_error(schema_checker, post_raw(client, body), 400, -32700, msg_id=None)
+    assert error["message"] == "Parse error"
+    assert detail in error["data"]["detail"]
+
+
+@pytest.mark.parametrize(
+    ("config", "params", "detail"),
+    [
+        ({}, {"x": json.loads("[" * 64 + "]" * 64)}, "nesting is deeper than the limit of 64"),
+        ({"MCP_MAX_JSON_DEPTH": 3}, {"x": [[1]]}, "nesting is deeper than the limit of 3"),
+        ({}, {str(i): i for i in range(10_001)}, "an object has 10001 members, more than the limit of 10000"),
+        ({"MCP_MAX_JSON_KEYS": 4}, dict.fromkeys("abcde", 1), "an object has 5 members, more than the limit of 4"),
+        ({"MCP_MAX_JSON_STRING": 16}, {"x": ["y" * 17]}, "a string has 17 characters, more than the limit of 16"),
+        ({"MCP_MAX_JSON_STRING": 16}, {"z" * 17: 1}, "a string has 17 characters, more than the limit of 16"),
+    ],
+    ids=["default-depth", "depth", "default-keys", "keys", "string", "key-string"],
+)
+def test_messages_past_the_json_limits_are_invalid_requests(
+    mcp: MCP,
+    make_app: t.Callable[..., Flask],
+    make_client: t.Callable[..., t.Any],
+    schema_checker: t.Any,
+    config: dict[str, t.Any],
+    params: dict[str, t.Any],
+    detail: str,
+) -> None:
+    client = make_client(make_app(mcp, MCP_STATELESS=True, **config))
+    assert client.request("ping", {"small": [1]}) == {}
+    error = assert_error(schema_checker, client.post({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": params}),
+                         400, -32600)  # fmt: skip
+    assert error["message"] == f"Invalid Request: {detail}"
+
+
+OVERSIZE_IDS = ["x" * 257, "€" * 86, "x" * 3 * 1024 * 1024, 2**53 + 1, -(2**53) - 1, 10**100]
+OVERSIZE_ID_IDS = ["257-bytes", "258-bytes-in-86-chars", "3MiB", "2**53+1", "-2**53-1", "10**100"]
+
+
+@pytest.fixture
+def mailbox_calls(app: Flask, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, t.Any]]:
+    """Every store the mailbox is asked to make, recorded instead of made."""
+    calls: list[tuple[str, t.Any]] = []
+    mailbox = app.extensions["mcp"].mailbox
+    monkeypatch.setattr(mailbox, "cancel", lambda session_id, request_id: calls.append(("cancel", request_id)))
+    monkeypatch.setattr(
+        mailbox, "deliver", lambda session_id, request_id, message: calls.append(("deliver", request_id))
+    )
+    return calls
+
+
+@pytest.mark.parametrize("msg_id", OVERSIZE_IDS, ids=OVERSIZE_ID_IDS)
+@pytest.mark.parametrize("kind", ["request", "notification-request-id", "result", "error"])
+def test_ids_out_of_bounds_never_reach_a_store(
+    client: t.Any, schema_checker: t.Any, mailbox_calls: list[tuple[str, t.Any]], msg_id: t.Any, kind: str
+) -> None:
+    """Request ids, cancelled requestIds and the ids of client responses are bounded before anything keeps them."""
+    cancelled = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": msg_id}}
+    message: dict[str, t.Any] = {
+        "request": {"jsonrpc": "2.0", "id": msg_id, "method": "ping"},
+        "notification-request-id": cancelled,
+        "result": {"jsonrpc": "2.0", "id": msg_id, "result": {}},
+        "error": {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -1, "message": "declined"}},
+    }[kind]
+    response = client.post(message)
+    code = -32602 if kind == "notification-request-id" else -32600
+    error = assert_error(schema_checker, response, 400, code, msg_id=None)
+    assert "256 bytes" in error["message"]
+    assert len(response.get_data()) < 1000  # the id is not echoed
+    assert mailbox_calls == []
+
+
+@pytest.mark.parametrize(
+    ("inside", "outside"), [("x" * 256, "x" * 257), ("€" * 85, "€" * 86), (2**53, 2**53 + 1), (-(2**53), -(2**53) - 1)]
+)
+def test_ids_up_to_the_bounds_are_kept(
+    client: t.Any, mailbox_calls: list[tuple[str, t.Any]], inside: t.Any, outside: t.Any
+) -> None:
+    for msg_id in (inside, outside):
+        client.post({"jsonrpc": "2.0", "id": msg_id, "method": "ping"})
+        client.post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": msg_id}})
+        client.post({"jsonrpc": "2.0", "id": msg_id, "result": {}})
+    assert json_body(client.post({"jsonrpc": "2.0", "id": inside, "method": "ping"}))["id"] == inside
+    assert mailbox_calls == [("cancel", inside), ("deliver", inside)]
+
+
+@pytest.mark.parametrize("params", [{"requestId": True}, {"requestId": 1.5}, {"requestId": {}}, {"reason": 5}])
+def test_a_malformed_cancellation_is_refused_before_the_mailbox(
+    client: t.Any, schema_checker: t.Any, mailbox_calls: list[tuple[str, t.Any]], params: dict[str, t.Any]
+) -> None:
+    response = client.post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+    assert_error(schema_checker, response, 400, -32602)
+    assert mailbox_calls == []
+
+
 # -- sessions -------------------------------------------------------------------
 
 

@@ -161,11 +161,22 @@ def test_only_json_bodies_run_a_tool(content_type: str | None, body: bytes) -> N
     assert calls == []
 
 
-@pytest.mark.parametrize("body", [b"{not json", b"[1, 2]", b'"text"', b"NaN"])
-def test_invalid_json_body(app: Flask, body: bytes) -> None:
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            b"{not json",
+            "Invalid JSON body: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+        ),
+        (b"[1, 2]", "Invalid JSON body"),
+        (b'"text"', "Invalid JSON body"),
+        (b"NaN", "Invalid JSON body: NaN is not valid JSON"),
+    ],
+)
+def test_invalid_json_body(app: Flask, body: bytes, message: str) -> None:
     response = app.test_client().post("/mcp/rest/tools/add", data=body, content_type="application/json")
     assert response.status_code == 400
-    assert json_body(response) == {"error": "Invalid JSON body"}
+    assert json_body(response) == {"error": message}
 
 
 def test_validation_error_names_the_fields(app: Flask) -> None:
@@ -272,6 +283,23 @@ def test_bodies_are_read_by_the_same_rules_as_the_mcp_endpoint(
     )
     assert response.status_code == status
     assert message in json_body(response)["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        (b'{"a": 1, "a": 2, "b": 3}', "duplicate key 'a'"),
+        (b'{"a": 1e999, "b": 1}', "must be finite"),
+        ('{"a": 1, "b": 2}'.encode("utf-16"), "not UTF-8"),
+        (b'{"a": 1, "b": ' + b"1" * 5000 + b"}", "4300 digits"),
+        (b'{"a": 1, "b": 2, "c": ' + b"[" * 65 + b"]" * 65 + b"}", "nesting is deeper than the limit of 64"),
+    ],
+)
+def test_bodies_are_decoded_as_strictly_as_mcp_messages(app: Flask, body: bytes, detail: str) -> None:
+    response = app.test_client().post("/mcp/rest/tools/add", data=body, content_type="application/json")
+    assert response.status_code == 400
+    error = json_body(response)["error"]
+    assert error.startswith("Invalid JSON body: ") and detail in error
 
 
 def test_payload_too_large(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:

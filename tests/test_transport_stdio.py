@@ -88,6 +88,72 @@ def test_invalid_lines_get_the_http_transport_errors(line: bytes, code: int, msg
     assert (error["id"], error["error"]["code"]) == (msg_id, code)
 
 
+@pytest.mark.parametrize(
+    ("line", "code", "msg_id"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "ping"}', -32700, None),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"n": 1e999}}', -32700, None),
+        ('{"jsonrpc": "2.0", "id": 1, "method": "ping"}'.encode("utf-32-le"), -32700, None),
+        (b'{"jsonrpc": "2.0", "id": "' + b"x" * 257 + b'", "method": "ping"}', -32600, None),
+        (b'{"jsonrpc": "2.0", "id": 9007199254740993, "method": "ping"}', -32600, None),
+        (
+            b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"x": ' + b"[" * 65 + b"]" * 65 + b"}}",
+            -32600,
+            None,
+        ),
+    ],
+    ids=["duplicate-key", "overflow", "utf-32", "long-id", "large-id", "too-deep"],
+)
+def test_lines_are_decoded_as_strictly_as_http_bodies(line: bytes, code: int, msg_id: int | None) -> None:
+    error, after = run_lines(stdio_app, line, {"jsonrpc": "2.0", "id": "after", "method": "ping"})
+    assert (error["id"], error["error"]["code"]) == (msg_id, code)
+    assert after == {"jsonrpc": "2.0", "id": "after", "result": {}}
+
+
+def test_the_input_limits_of_the_app_apply(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
+    app = make_app(mcp, MCP_MAX_CONTENT_LENGTH=128, MCP_MAX_JSON_KEYS=4)
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    too_long = {**ping, "params": {"pad": "x" * 128}}
+    too_many = {**ping, "params": {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}}
+    length, keys, answered = run_lines(app, too_long, too_many, ping)
+    assert length["error"] == {"code": -32600, "message": "Invalid Request: a message is larger than 128 bytes"}
+    assert keys["error"]["message"] == "Invalid Request: an object has 5 members, more than the limit of 4"
+    assert answered == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_an_overlong_line_is_skipped_without_being_kept(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
+    app = make_app(mcp, MCP_MAX_CONTENT_LENGTH=64)
+    reads: list[int] = []
+
+    class Recording(io.BytesIO):
+        def readline(self, size: int | None = -1) -> bytes:
+            line = super().readline(size)
+            reads.append(len(line))
+            return line
+
+    stdin = Recording(b"[" * 1_000_000 + b"\n" + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode())
+    stdout = io.BytesIO()
+    serve_stdio(app, stdin, stdout)
+    first, second = (json.loads(line) for line in stdout.getvalue().splitlines())
+    assert first["error"]["code"] == -32600 and second == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert max(reads) <= 64 * 1024
+
+
+@pytest.mark.parametrize(
+    "params", [{"requestId": "x" * 257}, {"requestId": 2**53 + 1}, {"requestId": True}, {"reason": 3}]
+)
+def test_a_malformed_cancellation_is_dropped_unanswered(
+    params: dict[str, t.Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    output = run_lines(
+        stdio_app,
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params},
+        {"jsonrpc": "2.0", "id": "after", "method": "ping"},
+    )
+    assert output == [{"jsonrpc": "2.0", "id": "after", "result": {}}]
+    assert "dropped notifications/cancelled" in caplog.text
+
+
 def test_the_loop_goes_on_after_a_bad_line() -> None:
     output = run_lines(stdio_app, b"{", {"jsonrpc": "2.0", "id": "after", "method": "ping"})
     assert [m["id"] for m in output] == [None, "after"]

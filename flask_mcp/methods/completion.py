@@ -24,9 +24,10 @@ def _completers(call: Call, ref: dict[str, t.Any]) -> dict[str, Completer]:
         call.server.admit(call, "prompt", prompt)
         return prompt.completers
     if ref.get("type") == "ref/resource":
-        template = registry.templates.get(ref.get("uri"))  # type: ignore[arg-type]
+        uri = ref.get("uri")
+        template = registry.templates.get(call.server.bounded_uri(uri, "ref.uri")) if isinstance(uri, str) else None
         if template is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown resource template: {ref.get('uri')}")
+            raise MCPError(INVALID_PARAMS, f"Unknown resource template: {uri}")
         call.server.admit(call, "resource", template)
         return template.completers
     raise MCPError(INVALID_PARAMS, "Invalid params: ref.type must be 'ref/prompt' or 'ref/resource'")

@@ -46,7 +46,7 @@ def read_resource(call: Call) -> dict[str, t.Any]:
     :class:`~flask_mcp.NotFoundError` (``flask.abort(404)`` does that too);
     the client gets -32002 with the URI in ``data``.
     """
-    uri = call.param("uri", str)
+    uri = call.server.bounded_uri(call.param("uri", str))
     token = spill_token(uri)
     if token is not None:
         return _read_spilled(call, uri, token)
@@ -83,7 +83,7 @@ def _read_spilled(call: Call, uri: str, token: str) -> dict[str, t.Any]:
 @request("resources/subscribe")
 def subscribe(call: Call) -> dict[str, t.Any]:
     """Remember that the client wants ``notifications/resources/updated`` for a URI."""
-    uri = call.param("uri", str)
+    uri = call.server.bounded_uri(call.param("uri", str))
     limit = call.server.max_subscriptions
     if not call.state.subscriptions.add(uri, limit):
         raise MCPError(
@@ -96,5 +96,5 @@ def subscribe(call: Call) -> dict[str, t.Any]:
 @request("resources/unsubscribe")
 def unsubscribe(call: Call) -> dict[str, t.Any]:
     """Stop the updates for a URI."""
-    call.state.subscriptions.discard(call.param("uri", str))
+    call.state.subscriptions.discard(call.server.bounded_uri(call.param("uri", str)))
     return {}

@@ -28,7 +28,6 @@ error masking and result conversion cannot drift apart.
 from __future__ import annotations
 
 import io
-import json
 import logging
 import sys
 import typing as t
@@ -41,8 +40,10 @@ from flask import request
 from .. import jsonrpc
 from ..auth.gate import Unauthorized, error_status
 from ..direct import DirectCallFailed, Reason, call_tool_json
+from ..jsonrpc import MCPError
 from ..openapi import build_document
 from ..store_failures import RETRY_AFTER, unavailable
+from ..strict_json import JSONLimits
 from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
 from .stdio import _stdout_to_stderr
@@ -101,20 +102,16 @@ def cgi_document(state: MCPState, script_name: str = "") -> dict[str, t.Any]:
     return document
 
 
-def _parse_arguments(body: bytes) -> dict[str, t.Any] | CGIResponse:
+def _parse_arguments(body: bytes, limits: JSONLimits) -> dict[str, t.Any] | CGIResponse:
     if not body.strip():
         return {}  # a tool without arguments may be called with no body at all
     try:
-        payload = json.loads(body, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        return _error(400, f"Invalid JSON: {exc}")
+        payload = jsonrpc.loads(body, limits)
+    except MCPError as exc:
+        return _error(400, f"Invalid JSON: {exc.data['detail']}")
     if not isinstance(payload, dict):
         return _error(400, f"Invalid JSON: expected an object of arguments, got {type(payload).__name__}")
     return payload
-
-
-def _reject_constant(name: str) -> t.NoReturn:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 #: Status and wording of each way a tool call can fail (RFC-style CGI messages).
@@ -182,7 +179,7 @@ def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIR
         body = read_body(environ, stdin, state.settings.max_content_length)
     except BodyRejected as exc:
         return _error(exc.status, exc.message)
-    arguments = _parse_arguments(body)
+    arguments = _parse_arguments(body, state.server.json_limits)
     if isinstance(arguments, CGIResponse):
         return arguments
     environ["wsgi.input"] = io.BytesIO(body)  # already read: request.data still works in the tool

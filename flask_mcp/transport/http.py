@@ -18,6 +18,7 @@ from .. import jsonrpc
 from ..auth.gate import Unauthorized, error_status
 from ..events import parse_event_id
 from ..jsonrpc import INVALID_REQUEST, MCPError
+from ..messages import validate_notification_params
 from ..ratelimit import caller_key
 from ..server import ClientState
 from ..store_failures import unavailable
@@ -143,8 +144,11 @@ def _post(state: MCPState, environ: WSGIEnvironment, principal: Principal | None
     body = _read_body(state, environ)
     payload: t.Any = None
     try:
-        payload = jsonrpc.loads(body)
+        payload = jsonrpc.loads(body, state.server.json_limits)
         message = jsonrpc.parse_message(payload)
+        if isinstance(message, jsonrpc.Notification):
+            # Before any store sees its params (a cancellation's requestId is a cache key).
+            validate_notification_params(message.method, message.params)
     except MCPError as exc:
         return _json(jsonrpc.failure(jsonrpc.request_id_of(payload), exc), 400)
     msg_id = message.id if not isinstance(message, jsonrpc.Notification) else None
@@ -192,7 +196,9 @@ def _dispatch(
             state.mailbox.deliver(session_id, message.id, {"result": message.result, "error": message.error})  # type: ignore[union-attr]
             return Response(status=202)
         if isinstance(message, jsonrpc.Notification) and message.method == "notifications/cancelled":
-            state.mailbox.cancel(session_id, message.params.get("requestId"))  # type: ignore[union-attr]
+            request_id = message.params.get("requestId")  # bounded: validated in _post
+            if request_id is not None:
+                state.mailbox.cancel(session_id, request_id)  # type: ignore[union-attr]
     if isinstance(message, jsonrpc.Request) and state.server.needs_channel(message):
         return streaming.respond(state, message, client, principal, session)
     response = state.server.handle(message, client, principal=principal)

@@ -162,9 +162,9 @@ def _read_object(state: MCPState) -> dict[str, t.Any] | Response:
     if not body.strip():
         return {}  # a tool without arguments may be called with no body at all
     try:
-        payload = jsonrpc.loads(body)
-    except MCPError:
-        return error(400, "Invalid JSON body")
+        payload = jsonrpc.loads(body, state.server.json_limits)
+    except MCPError as exc:
+        return error(400, f"Invalid JSON body: {exc.data['detail']}")
     if not isinstance(payload, dict):
         return error(400, "Invalid JSON body")
     return payload

@@ -28,6 +28,7 @@ import typing as t
 
 from .. import jsonrpc
 from ..jsonrpc import MCPError
+from ..messages import validate_notification_params
 from ..server import ClientState
 from .streaming import REQUEST_CANCELLED, REQUEST_TIMEOUT
 
@@ -162,8 +163,18 @@ class StdioServer:
     # -- the loop ----------------------------------------------------------
 
     def run(self) -> None:
-        """Handle lines until stdin reaches EOF, then let running handlers finish."""
-        for raw in iter(self.stdin.readline, b""):
+        """Handle lines until stdin reaches EOF, then let running handlers finish.
+
+        A line longer than ``MCP_MAX_CONTENT_LENGTH`` is answered with -32600
+        and skipped without being kept in memory, as HTTP answers 413.
+        """
+        limit = self.mcp.settings.max_content_length
+        while raw := self.stdin.readline(limit + 1):
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                self._skip_line()
+                error = MCPError(jsonrpc.INVALID_REQUEST, f"Invalid Request: a message is larger than {limit} bytes")
+                self.write(jsonrpc.failure(None, error))
+                continue
             line = raw.strip()
             if line:
                 self.receive(line)
@@ -177,15 +188,27 @@ class StdioServer:
         for thread in running:
             thread.join()
 
+    def _skip_line(self) -> None:
+        """Read on to the end of the current line, a bounded piece at a time."""
+        while (piece := self.stdin.readline(64 * 1024)) and not piece.endswith(b"\n"):
+            pass
+
     def receive(self, line: bytes) -> None:
         """Handle one line of input."""
         payload: t.Any = None
         try:
-            payload = jsonrpc.loads(line)
+            payload = jsonrpc.loads(line, self.mcp.server.json_limits)
             message = jsonrpc.parse_message(payload)
         except MCPError as exc:
             self.write(jsonrpc.failure(jsonrpc.request_id_of(payload), exc))
             return
+        if isinstance(message, jsonrpc.Notification):
+            try:
+                validate_notification_params(message.method, message.params)
+            except MCPError as exc:
+                # A notification is never answered, not even with an error.
+                logger.warning("MCP stdio: dropped %s: %s", message.method, exc.message)
+                return
         if isinstance(message, jsonrpc.Response):
             self._route(message)
             return
