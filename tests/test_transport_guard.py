@@ -303,6 +303,9 @@ HOSTILE_HOSTS = [
     "localhost:²",
     "localhost:\uff11\uff12",  # full-width digits
     "localhost:" + "9" * 6,
+    "localhost:65536",
+    "localhost:+80",
+    "localhost:\u0668\u0660",  # Arabic-Indic 80, which int() reads
     "[::1",
     "[::1]x",
     "[::1]:",

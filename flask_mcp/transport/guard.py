@@ -19,6 +19,8 @@ import ipaddress
 import re
 import typing as t
 
+from ..numerals import parse_numeral
+
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
@@ -38,7 +40,6 @@ LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 #: Longest ``Host`` or ``Origin`` value parsed at all (a DNS name is at most 253 characters).
 MAX_LENGTH = 300
 _LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\Z")
-_PORT = re.compile(r"[0-9]{1,5}\Z")
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,31}\Z")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # A wildcard stands for one or more whole DNS labels, never for a dot-free
@@ -78,10 +79,16 @@ def parse_authority(value: str) -> Authority | None:
             return None
     if not rest:
         return Authority(host, None)
-    port = rest[1:]
-    if rest[0] != ":" or not _PORT.match(port) or int(port) > 65535:
+    number = _port(rest[1:]) if rest[0] == ":" else None
+    return None if number is None else Authority(host, number)
+
+
+def _port(text: str) -> int | None:
+    """A port number: ASCII digits up to 65535 (:func:`~flask_mcp.numerals.parse_numeral`), else ``None``."""
+    try:
+        return parse_numeral(text, 65535)
+    except ValueError:
         return None
-    return Authority(host, int(port))
 
 
 def _ipv6(text: str) -> bool:
@@ -162,9 +169,10 @@ def _pattern(pattern: str, *, origin: bool) -> re.Pattern[str] | None:
     if port == "*":
         port_regex = "[0-9]+"
     elif port:
-        if not _PORT.match(port) or int(port) > 65535:
+        number = _port(port)
+        if number is None:
             return None
-        port_regex = str(int(port))
+        port_regex = str(number)
     else:
         port_regex = str(_DEFAULT_PORTS.get(scheme, ""))
     return re.compile(prefix + host_regex + ":" + port_regex + r"\Z")
