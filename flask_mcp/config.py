@@ -130,6 +130,8 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_SSE_REPLAY_MAX": 100,
     # Seconds events stay in the store for replay.
     "MCP_SSE_REPLAY_AGE": 300,
+    # Seconds a request body may take to arrive, however slowly; past it 408. None: no limit.
+    "MCP_BODY_TIMEOUT": 30,
     # Input limits.
     # Members of one JSON object in a message; more is -32600.
     "MCP_MAX_JSON_KEYS": 10_000,
@@ -194,6 +196,7 @@ class Settings:
     sse_idle_timeout: float = 60.0
     sse_replay_max: int = 100
     sse_replay_age: int = 300
+    body_timeout: float | None = 30.0
     #: ``CACHE_*`` overrides of the ephemeral cache (``MCP_EPHEMERAL_CACHE_*``), ``None`` values left out.
     ephemeral_cache_overrides: dict[str, t.Any] = dataclasses.field(default_factory=dict)
     #: ``MCP_MAX_JSON_KEYS``, ``MCP_MAX_JSON_DEPTH`` and ``MCP_MAX_JSON_STRING``.
@@ -250,6 +253,7 @@ class Settings:
             sse_idle_timeout=float(config["MCP_SSE_IDLE_TIMEOUT"]),
             sse_replay_max=_positive(config, "MCP_SSE_REPLAY_MAX"),
             sse_replay_age=_positive(config, "MCP_SSE_REPLAY_AGE"),
+            body_timeout=_optional_number(config, "MCP_BODY_TIMEOUT"),
             cache_config=_cache_config(config, _CACHE_PREFIX, max_sessions),
             ephemeral_cache_overrides=_cache_config(config, _EPHEMERAL_PREFIX, None),
             json_limits=JSONLimits(

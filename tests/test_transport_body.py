@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import io
+import socket
+import threading
 import typing as t
 
 import pytest
 from werkzeug.exceptions import ClientDisconnected
 from werkzeug.serving import DechunkedInput
 
-from flask_mcp.transport.body import BodyRejected, read_body
+from flask_mcp.transport.body import WATCHDOG, BodyRejected, read_body
 
 BODY = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 CHUNKED = {"HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input_terminated": True}
@@ -93,3 +95,52 @@ def test_refused_bodies(environ: dict[str, t.Any], stream: t.Any, status: int, m
         read_body(environ, stream, 1024)
     assert info.value.status == status
     assert message in info.value.message
+
+
+# -- a body that trickles in ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/rest/tools/add"])
+def test_a_body_that_trickles_in_is_408_at_its_deadline(
+    mcp: t.Any, make_app: t.Callable[..., t.Any], live_server: t.Any, path: str
+) -> None:
+    """One byte every 50 ms never trips a socket timeout; the whole body's deadline ends it with a JSON 408."""
+
+    @mcp.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    app = make_app(mcp, MCP_BODY_TIMEOUT=0.3)
+    with live_server(app) as server:
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            head = (
+                f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+                "Accept: application/json, text/event-stream\r\nContent-Length: 10000\r\n\r\n"
+            )
+            sock.sendall(head.encode())
+            sock.setblocking(False)
+            answer, pace = b"", threading.Event()
+            for _ in range(400):  # the client's pace: a byte, then 50 ms, until the server answers (20 s at most)
+                try:
+                    answer += sock.recv(65536)
+                except BlockingIOError:
+                    sock.send(b" ")
+                    pace.wait(0.05)
+                    continue
+                if b"\r\n\r\n" in answer:
+                    break
+    status_line, _, rest = answer.partition(b"\r\n")
+    assert status_line.split()[1] == b"408", answer[:300]
+    assert b"Request Timeout" in rest and b"application/json" in rest
+
+
+def test_a_body_in_time_is_read_and_its_clock_stopped() -> None:
+    """Bodies read before their deadline leave nothing behind for the watchdog to shut."""
+    left, right = socket.socketpair()
+    with left, right:
+        right.sendall(b'{"a": 1}')
+        environ = {"CONTENT_LENGTH": "8", "werkzeug.socket": left}
+        watched = set(WATCHDOG._live)
+        assert read_body(environ, left.makefile("rb"), 100, timeout=60) == b'{"a": 1}'
+        assert WATCHDOG._live == watched  # its clock is stopped: the watchdog will never shut this socket

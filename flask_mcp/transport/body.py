@@ -12,7 +12,9 @@ same way:
 * a chunked body is read only when the server says it decoded the chunks
   (``wsgi.input_terminated``); otherwise 411;
 * any failure of the input stream (a malformed chunk, a client that hung
-  up, a body shorter than announced) is 400.
+  up, a body shorter than announced) is 400;
+* a body that has not arrived within ``MCP_BODY_TIMEOUT`` seconds, however
+  slowly it trickles in, is 408 (:mod:`~flask_mcp.transport.deadline`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import logging
 import typing as t
 
 from ..numerals import parse_numeral
+from .deadline import BodyWatchdog, socket_of
 
 __all__ = ["BodyRejected", "read_body"]
 
@@ -41,6 +44,10 @@ class BodyRejected(Exception):
 
 def _too_large(limit: int) -> BodyRejected:
     return BodyRejected(413, f"Payload Too Large: the limit is {limit} bytes")
+
+
+def _late(timeout: float | None) -> BodyRejected:
+    return BodyRejected(408, f"Request Timeout: the body did not arrive within {timeout:g} seconds")
 
 
 def _declared_length(environ: t.Mapping[str, t.Any]) -> int | None:
@@ -82,12 +89,19 @@ def _read(stream: t.Any, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_body(environ: t.Mapping[str, t.Any], stream: t.Any, limit: int) -> bytes:
+#: Keeps the body deadlines of this process.
+WATCHDOG = BodyWatchdog()
+
+
+def read_body(environ: t.Mapping[str, t.Any], stream: t.Any, limit: int, timeout: float | None = None) -> bytes:
     """The body of the request described by *environ*, read from *stream*.
 
     :param environ: the WSGI (or CGI) environ, for its framing headers.
     :param stream: the input stream (``wsgi.input``, a CGI script's stdin).
     :param limit: the largest body accepted, in bytes.
+    :param timeout: seconds the whole body may take to arrive
+        (``MCP_BODY_TIMEOUT``); past it the answer is 408. Kept where the
+        server exposes the client's socket (werkzeug, gunicorn).
     :raises BodyRejected: with the status and message to answer (see the
         module docstring).
     """
@@ -96,15 +110,21 @@ def read_body(environ: t.Mapping[str, t.Any], stream: t.Any, limit: int) -> byte
         raise _too_large(limit)
     if length == 0:
         return b""
+    sock = socket_of(environ) if timeout is not None else None
+    token = WATCHDOG.watch(sock, t.cast(float, timeout)) if sock is not None else None
     try:
         # A chunked body: one byte past the limit tells one that is too large.
         body = _read(stream, limit + 1 if length is None else length)
     except Exception as exc:
+        if token is not None and not WATCHDOG.done(token):
+            raise _late(timeout) from None
         # Whatever the server's input stream raises (werkzeug's ClientDisconnected,
         # OSError, ValueError, gunicorn's chunk parse errors) is the client's
         # bytes or connection failing, not a fault of this server.
         logger.info("MCP request body could not be read: %s: %s", type(exc).__name__, exc)
         raise BodyRejected(400, "Bad Request: the request body could not be read") from None
+    if token is not None and not WATCHDOG.done(token):
+        raise _late(timeout)
     if length is None and len(body) > limit:
         raise _too_large(limit)
     if length is not None and len(body) < length:

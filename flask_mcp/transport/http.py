@@ -135,7 +135,7 @@ def _read_body(state: MCPState, environ: WSGIEnvironment) -> bytes:
     if not is_json_request(environ):
         raise _Reject(error_response(415, "Unsupported Media Type: Content-Type must be application/json"))
     try:
-        return read_body(environ, environ["wsgi.input"], state.settings.max_content_length)
+        return read_body(environ, environ["wsgi.input"], state.settings.max_content_length, state.settings.body_timeout)
     except BodyRejected as exc:
         raise _Reject(error_response(exc.status, exc.message)) from None
 

@@ -156,7 +156,7 @@ def _unavailable(state: MCPState, exc: BaseException) -> Response:
 def _read_object(state: MCPState) -> dict[str, t.Any] | Response:
     environ = request.environ
     try:
-        body = read_body(environ, environ["wsgi.input"], state.settings.max_content_length)
+        body = read_body(environ, environ["wsgi.input"], state.settings.max_content_length, state.settings.body_timeout)
     except BodyRejected as exc:
         return error(exc.status, exc.message)
     if not body.strip():
