@@ -14,7 +14,6 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-import threading
 import typing as t
 
 from . import jsonrpc
@@ -38,67 +37,19 @@ from .ratelimit import CacheRateLimiter, Limit, RateLimiter, caller_key, enforce
 from .registry import Registry
 from .spill import ResultStore
 from .strict_json import DEFAULT_LIMITS, JSONLimits
+from .subscriptions import LocalSubscriptions, Subscriptions
 from .versions import DEFAULT_NEGOTIATED_VERSION
 
 __all__ = [
     "Call",
     "ClientState",
-    "LocalSubscriptions",
     "Server",
-    "Subscriptions",
 ]
 
 logger = logging.getLogger("flask_mcp")
 
 Invoker = t.Callable[[t.Callable[..., t.Any], dict[str, t.Any]], t.Any]
 Component = t.Union[Tool, Resource, ResourceTemplate, Prompt]
-
-
-class Subscriptions(t.Protocol):
-    """The resource URIs one client subscribed to, wherever the transport keeps them.
-
-    Kept apart from the rest of :class:`ClientState`: a session's
-    subscriptions are read only when an update is sent, not on every
-    request, and changing them must be atomic however many requests of the
-    session run at once.
-    """
-
-    def add(self, uri: str, limit: int | None) -> bool:
-        """Subscribe to *uri*; ``False`` (and nothing changed) when *limit* URIs are subscribed already."""
-        ...
-
-    def discard(self, uri: str) -> None:
-        """Unsubscribe from *uri*, if subscribed."""
-        ...
-
-    def __contains__(self, uri: object) -> bool: ...
-
-
-class LocalSubscriptions:
-    """:class:`Subscriptions` in process memory, for a connection that lives in one process (stdio)."""
-
-    def __init__(self, uris: t.Iterable[str] = ()) -> None:
-        self._uris: dict[str, None] = dict.fromkeys(uris)
-        self._lock = threading.Lock()
-
-    def add(self, uri: str, limit: int | None) -> bool:
-        """Subscribe to *uri* unless *limit* others are subscribed."""
-        with self._lock:
-            if uri not in self._uris and limit is not None and len(self._uris) >= limit:
-                return False
-            self._uris[uri] = None
-            return True
-
-    def discard(self, uri: str) -> None:
-        """Unsubscribe from *uri*."""
-        with self._lock:
-            self._uris.pop(uri, None)
-
-    def __contains__(self, uri: object) -> bool:
-        return uri in self._uris
-
-    def __iter__(self) -> t.Iterator[str]:
-        return iter(list(self._uris))
 
 
 @dataclasses.dataclass

@@ -194,7 +194,7 @@ class SessionStore:
 
 
 class CacheSubscriptions:
-    """A session's :class:`~flask_mcp.server.Subscriptions`: one list under its own key in the session cache.
+    """A session's :class:`~flask_mcp.subscriptions.Subscriptions`: one list under its own key in the session cache.
 
     Not in the session record, which every request loads: only updates and
     (un)subscribe read it. Changes are read-modify-write under a lock taken
