@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import threading
 import typing as t
@@ -196,3 +197,40 @@ def test_an_open_stream_ends_with_an_error_event_when_the_store_fails(
     assert len(data) == 1
     error = json.loads(data[0])["error"]
     assert error["code"] == SERVICE_UNAVAILABLE and "ConnectionError" in error["message"]
+
+
+def test_a_streamed_call_ends_with_its_response_when_the_store_fails(
+    redis_process: RedisProcess, make_client: t.Callable[..., MCPTestClient]
+) -> None:
+    """The store dies while a tool streams: the stream still carries the tool's response and ends."""
+    server, go_on = MCP(name="outage-stream"), threading.Event()
+
+    @server.tool()
+    def steps(ctx: Context) -> str:
+        """Report progress, wait for the test, report again."""
+        ctx.report_progress(1, total=2)
+        go_on.wait(10)
+        ctx.report_progress(2, total=2)
+        return "finished"
+
+    app = Flask("outage_stream")
+    app.config.update(
+        TESTING=True, MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=redis_process.url, MCP_SSE_KEEPALIVE=0.05
+    )
+    server.init_app(app)
+    client = make_client(app)
+    client.initialize()
+    params = {"name": "steps", "arguments": {}, "_meta": {"progressToken": "p"}}
+    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}
+    response = client.http.post("/mcp", json=call, headers=client.headers(), buffered=False)
+    assert response.mimetype == "text/event-stream"
+    chunks = iter(response.response)
+    assert next(chunks).startswith(b"id: ")  # primed
+    assert b"notifications/progress" in next(chunks)
+    redis_process.stop()
+    go_on.set()
+    rest = b"".join(itertools.islice(chunks, 100))  # ends by itself, well before 100 keep-alives
+    response.close()
+    assert not rest.endswith(b": keep-alive\n\n"), "the stream never ended"
+    messages = [json.loads(line[6:]) for line in rest.splitlines() if line.startswith(b"data: ")]
+    assert messages[-1]["id"] == 9 and messages[-1]["result"]["content"][0]["text"] == "finished"

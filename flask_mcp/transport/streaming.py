@@ -93,9 +93,15 @@ class HTTPChannel:
         with self.lock:
             self.streaming = True
             events, session_id = self.state.events, self.client.session_id
+            event_id: str | None = None
             if events is not None and session_id is not None:
-                event_id: str | None = events.append(session_id, self.stream_id, message)
-            else:
+                try:
+                    event_id = events.append(session_id, self.stream_id, message)
+                except self.state.store_errors:
+                    # The store is down: the live stream still gets the message (and ends
+                    # with the response); only resuming it later is lost.
+                    logger.warning("MCP store unavailable: event of stream %s not logged", self.stream_id)
+            if event_id is None:
                 event_id = f"{self.stream_id}:{next(self._numbers)}"
             self.outbox.put((kind, event_id, message))
 
