@@ -22,7 +22,7 @@ import typing as t
 
 import marshmallow as ma
 
-from .components import validate_json_schema
+from .json_schema import validate_json_schema
 from .policies import ArgumentBinding, KwargsPrecedence, UnknownArguments
 
 if t.TYPE_CHECKING:

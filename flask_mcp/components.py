@@ -47,26 +47,6 @@ def is_json_schema(schema: t.Any) -> bool:
     return isinstance(schema, t.Mapping) and not any(isinstance(v, fields.Field) for v in schema.values())
 
 
-def validate_json_schema(schema: dict[str, t.Any], instance: dict[str, t.Any]) -> dict[str, t.Any]:
-    """Check *instance* against a raw JSON Schema when ``jsonschema`` is installed.
-
-    :raises marshmallow.ValidationError: naming each offending location, so
-        raw schemas fail like marshmallow ones.
-    """
-    try:
-        import jsonschema
-    except ImportError:  # optional: without it a raw schema is advertised, not enforced
-        return instance
-    validator = jsonschema.Draft202012Validator(schema)
-    messages: dict[str, list[str]] = {}
-    for error in validator.iter_errors(instance):
-        location = ".".join(str(part) for part in error.absolute_path) or "_schema"
-        messages.setdefault(location, []).append(error.message)
-    if messages:
-        raise ma.ValidationError(messages)
-    return instance
-
-
 def as_schema(schema: SchemaLike, name: str) -> ma.Schema:
     """Return a schema instance for a class, an instance or a dict of fields."""
     if isinstance(schema, ma.Schema):

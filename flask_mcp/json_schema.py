@@ -6,6 +6,9 @@ apispec's marshmallow converter does the field-by-field work in its OpenAPI
 produces: nested schemas move under ``$defs`` with their references
 rewritten, and the fields that do not belong to one direction are dropped
 (``readOnly`` ones from input, ``writeOnly`` ones from output).
+
+:func:`validate_json_schema` checks a value against a raw JSON Schema, for
+tools declared with one instead of a marshmallow schema.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import marshmallow as ma
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 
-__all__ = ["schema_to_json_schema"]
+__all__ = ["schema_to_json_schema", "validate_json_schema"]
 
 Direction = t.Literal["input", "output"]
 
@@ -82,3 +85,23 @@ def schema_to_json_schema(schema: type[ma.Schema] | ma.Schema, direction: Direct
     if components:
         result["$defs"] = {name: _rewrite(copy.deepcopy(defn), drop_flag) for name, defn in components.items()}
     return t.cast(dict[str, t.Any], result)
+
+
+def validate_json_schema(schema: dict[str, t.Any], instance: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Check *instance* against a raw JSON Schema when ``jsonschema`` is installed.
+
+    :raises marshmallow.ValidationError: naming each offending location, so
+        raw schemas fail like marshmallow ones.
+    """
+    try:
+        import jsonschema
+    except ImportError:  # optional: without it a raw schema is advertised, not enforced
+        return instance
+    validator = jsonschema.Draft202012Validator(schema)
+    messages: dict[str, list[str]] = {}
+    for error in validator.iter_errors(instance):
+        location = ".".join(str(part) for part in error.absolute_path) or "_schema"
+        messages.setdefault(location, []).append(error.message)
+    if messages:
+        raise ma.ValidationError(messages)
+    return instance

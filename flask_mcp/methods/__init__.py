@@ -1,47 +1,45 @@
-"""MCP method handlers, one module per feature.
+"""MCP method handlers, one module per feature, and the table that routes to them.
 
 A handler takes a :class:`flask_mcp.server.Call` and returns the ``result``
 object, or raises :class:`flask_mcp.jsonrpc.MCPError`. Adding a method is
-adding one decorated function to the module of its feature.
+writing its function in the module of its feature and naming it in
+:data:`HANDLERS` (or :data:`NOTIFICATION_HANDLERS`) below: the table is
+explicit, so what the server answers can be read in one place.
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from . import completion, lifecycle, prompts, resources, tools
+
 if t.TYPE_CHECKING:
     from ..server import Call
 
-__all__ = ["HANDLERS", "NOTIFICATION_HANDLERS", "notification", "request"]
+__all__ = ["HANDLERS", "NOTIFICATION_HANDLERS"]
 
 Handler = t.Callable[["Call"], dict[str, t.Any]]
 NotificationHandler = t.Callable[["Call"], None]
 
 #: Request method name -> handler.
-HANDLERS: dict[str, Handler] = {}
+HANDLERS: dict[str, Handler] = {
+    "initialize": lifecycle.initialize,
+    "ping": lifecycle.ping,
+    "logging/setLevel": lifecycle.set_level,
+    "tools/list": tools.list_tools,
+    "tools/call": tools.call_tool,
+    "resources/list": resources.list_resources,
+    "resources/templates/list": resources.list_templates,
+    "resources/read": resources.read_resource,
+    "resources/subscribe": resources.subscribe,
+    "resources/unsubscribe": resources.unsubscribe,
+    "prompts/list": prompts.list_prompts,
+    "prompts/get": prompts.get_prompt,
+    "completion/complete": completion.complete,
+}
+
 #: Notification method name -> handler. Unknown notifications are ignored.
-NOTIFICATION_HANDLERS: dict[str, NotificationHandler] = {}
-
-
-def request(name: str) -> t.Callable[[Handler], Handler]:
-    """Register the decorated function as the handler of request *name*."""
-
-    def register(func: Handler) -> Handler:
-        HANDLERS[name] = func
-        return func
-
-    return register
-
-
-def notification(name: str) -> t.Callable[[NotificationHandler], NotificationHandler]:
-    """Register the decorated function as the handler of notification *name*."""
-
-    def register(func: NotificationHandler) -> NotificationHandler:
-        NOTIFICATION_HANDLERS[name] = func
-        return func
-
-    return register
-
-
-# Importing the feature modules registers their handlers.
-from . import completion, lifecycle, prompts, resources, tools  # noqa: E402, F401
+NOTIFICATION_HANDLERS: dict[str, NotificationHandler] = {
+    "notifications/initialized": lifecycle.initialized,
+    "notifications/cancelled": lifecycle.cancelled,
+}

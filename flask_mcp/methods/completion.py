@@ -5,7 +5,6 @@ from __future__ import annotations
 import typing as t
 
 from ..jsonrpc import INVALID_PARAMS, MCPError
-from . import request
 
 if t.TYPE_CHECKING:
     from ..components import Completer
@@ -33,7 +32,6 @@ def _completers(call: Call, ref: dict[str, t.Any]) -> dict[str, Completer]:
     raise MCPError(INVALID_PARAMS, "Invalid params: ref.type must be 'ref/prompt' or 'ref/resource'")
 
 
-@request("completion/complete")
 def complete(call: Call) -> dict[str, t.Any]:
     """Suggest values for one argument.
 

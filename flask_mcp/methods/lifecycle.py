@@ -8,7 +8,6 @@ from .. import jsonrpc
 from ..context import LOG_LEVELS
 from ..jsonrpc import INVALID_PARAMS, MCPError
 from ..versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
-from . import notification, request
 
 if t.TYPE_CHECKING:
     from ..server import Call
@@ -17,7 +16,6 @@ if t.TYPE_CHECKING:
 MAX_CLIENT_STATE_BYTES = 16 * 1024
 
 
-@request("initialize")
 def initialize(call: Call) -> dict[str, t.Any]:
     """Negotiate the protocol version: echo the client's if we speak it, else offer our latest."""
     requested = call.param("protocolVersion", str)
@@ -43,13 +41,11 @@ def initialize(call: Call) -> dict[str, t.Any]:
     return result
 
 
-@request("ping")
 def ping(call: Call) -> dict[str, t.Any]:
     """Answer with an empty result."""
     return {}
 
 
-@request("logging/setLevel")
 def set_level(call: Call) -> dict[str, t.Any]:
     """Remember the minimum level of log messages the client wants."""
     level = call.param("level", str)
@@ -60,11 +56,9 @@ def set_level(call: Call) -> dict[str, t.Any]:
     return {}
 
 
-@notification("notifications/initialized")
 def initialized(call: Call) -> None:
     """Nothing to do: requests are served before it arrives, as clients expect."""
 
 
-@notification("notifications/cancelled")
 def cancelled(call: Call) -> None:
     """Accepted. Requests are answered synchronously, so there is nothing to stop yet."""

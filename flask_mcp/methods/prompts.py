@@ -9,20 +9,17 @@ import marshmallow as ma
 from ..errors import describe_validation_error
 from ..jsonrpc import INVALID_PARAMS, MCPError
 from ..results import prompt_messages
-from . import request
 from .listing import list_page
 
 if t.TYPE_CHECKING:
     from ..server import Call
 
 
-@request("prompts/list")
 def list_prompts(call: Call) -> dict[str, t.Any]:
     """One page of prompt descriptors."""
     return list_page(call, "prompts")
 
 
-@request("prompts/get")
 def get_prompt(call: Call) -> dict[str, t.Any]:
     """Render a prompt with the client's (string) arguments."""
     name = call.param("name", str)

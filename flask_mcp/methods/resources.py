@@ -12,7 +12,6 @@ from ..errors import NotFoundError, describe_validation_error
 from ..jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
 from ..results import resource_contents
 from ..spill import spill_token
-from . import request
 from .listing import list_page
 
 if t.TYPE_CHECKING:
@@ -26,19 +25,16 @@ def not_found(uri: str) -> MCPError:
     return MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
 
-@request("resources/list")
 def list_resources(call: Call) -> dict[str, t.Any]:
     """One page of static resources."""
     return list_page(call, "resources")
 
 
-@request("resources/templates/list")
 def list_templates(call: Call) -> dict[str, t.Any]:
     """One page of resource templates."""
     return list_page(call, "templates")
 
 
-@request("resources/read")
 def read_resource(call: Call) -> dict[str, t.Any]:
     """Read a static resource, or the first template that matches the URI.
 
@@ -80,7 +76,6 @@ def _read_spilled(call: Call, uri: str, token: str) -> dict[str, t.Any]:
     return {"contents": [{"uri": uri, "mimeType": mime_type, "text": text}]}
 
 
-@request("resources/subscribe")
 def subscribe(call: Call) -> dict[str, t.Any]:
     """Remember that the client wants ``notifications/resources/updated`` for a URI."""
     uri = call.server.bounded_uri(call.param("uri", str))
@@ -93,7 +88,6 @@ def subscribe(call: Call) -> dict[str, t.Any]:
     return {}
 
 
-@request("resources/unsubscribe")
 def unsubscribe(call: Call) -> dict[str, t.Any]:
     """Stop the updates for a URI."""
     call.state.subscriptions.discard(call.server.bounded_uri(call.param("uri", str)))

@@ -14,7 +14,6 @@ from ..formats import ErrorType, error_result
 from ..jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MCPError
 from ..results import tool_result
 from ..spill import spill_uri
-from . import request
 from .listing import list_page
 
 if t.TYPE_CHECKING:
@@ -84,7 +83,6 @@ def _describe_arguments_error(exc: ma.ValidationError) -> str:
     return f"{clause}; {describe_validation_error(ma.ValidationError(rest))}" if rest else clause
 
 
-@request("tools/list")
 def list_tools(call: Call) -> dict[str, t.Any]:
     """One page of tool descriptors."""
     return list_page(call, "tools")
@@ -100,7 +98,6 @@ def _failure(exc: Exception, call: Call, tool: Tool) -> tuple[ErrorType, str, t.
     return "service_error", describe_exception(exc, expose=call.server.expose_errors), None
 
 
-@request("tools/call")
 def call_tool(call: Call) -> dict[str, t.Any]:
     """Validate the arguments, run the tool and convert what it returned.
 
