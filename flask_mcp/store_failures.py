@@ -10,11 +10,14 @@ them through to the transport instead of turning them into -32603.
 
 from __future__ import annotations
 
+import logging
 import typing as t
 
 from .jsonrpc import SERVICE_UNAVAILABLE, MCPError
 
 __all__ = ["RETRY_AFTER", "store_errors", "unavailable"]
+
+logger = logging.getLogger("flask_mcp")
 
 #: Seconds a client is told to wait before retrying while the store is down.
 RETRY_AFTER = 1
@@ -35,7 +38,11 @@ def store_errors(*backends: t.Any) -> tuple[type[BaseException], ...]:
 
 
 def unavailable(exc: BaseException) -> MCPError:
-    """The error a client gets while the store is down; it names the cause, not the store's address."""
+    """The error a client gets while the store is down; it names the cause, not the store's address.
+
+    The full detail (address included) goes to the server's log, once per answer.
+    """
+    logger.warning("MCP store unavailable: %s: %s", type(exc).__name__, exc)
     return MCPError(
         SERVICE_UNAVAILABLE,
         f"Service Unavailable: the session store did not answer ({type(exc).__name__}); retry in {RETRY_AFTER} s",

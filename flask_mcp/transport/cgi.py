@@ -239,7 +239,6 @@ def serve_cgi(app: Flask, stdin: t.BinaryIO | None = None, stdout: t.BinaryIO | 
         try:
             response = handle_cgi(app, environ, stdin)
         except app.extensions["mcp"].store_errors as exc:
-            logger.warning("MCP store unavailable: %s: %s", type(exc).__name__, exc)
             failure = unavailable(exc)
             response = _error(503, failure.message, {"Retry-After": str(RETRY_AFTER)})
         except Exception:  # a bug here still owes the web server a well-formed response

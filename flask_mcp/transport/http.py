@@ -100,7 +100,6 @@ def endpoint() -> Response:
     except _Reject as reject:
         return reject.response
     except state.store_errors as exc:
-        logger.warning("MCP store unavailable: %s: %s", type(exc).__name__, exc)
         return json_answer(state, jsonrpc.failure(None, unavailable(exc)))
     return _method_not_allowed(state)
 
@@ -157,7 +156,6 @@ def _post(state: MCPState, environ: WSGIEnvironment, principal: Principal | None
     except _Reject:
         raise
     except state.store_errors as exc:
-        logger.warning("MCP store unavailable: %s: %s", type(exc).__name__, exc)
         return json_answer(state, jsonrpc.failure(msg_id, unavailable(exc)))
     except Exception as exc:
         # Answer with the request's own id, so the client can match the failure.

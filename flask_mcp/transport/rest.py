@@ -148,7 +148,6 @@ def _policy_error(state: MCPState, status: int, message: str, code: int, data: t
 
 def _unavailable(state: MCPState, exc: BaseException) -> Response:
     """A 503 with ``Retry-After`` while the store is down."""
-    logger.warning("MCP store unavailable: %s: %s", type(exc).__name__, exc)
     failure = unavailable(exc)
     return _policy_error(state, 503, failure.message, failure.code, failure.data)
 
