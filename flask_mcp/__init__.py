@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from .content import (
+from .components.bulk import ToolDefinition
+from .core.context import Context, ElicitResult
+from .extension import MCP
+from .policies.options import ArgumentBinding, ErrorFormat, KwargsPrecedence, OutputFormat, UnknownArguments
+from .policies.principal import Principal
+from .protocol.errors import NotFoundError, ToolError
+from .protocol.jsonrpc import MCPError
+from .protocol.versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
+from .results.content import (
     AudioContent,
     Content,
     EmbeddedResource,
@@ -12,14 +20,6 @@ from .content import (
     TextContent,
     ToolResult,
 )
-from .context import Context, ElicitResult
-from .definitions import ToolDefinition
-from .errors import NotFoundError, ToolError
-from .extension import MCP
-from .jsonrpc import MCPError
-from .policies import ArgumentBinding, ErrorFormat, KwargsPrecedence, OutputFormat, UnknownArguments
-from .principal import Principal
-from .versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 
 __version__ = "0.1.0"
 

@@ -25,9 +25,9 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 
-from . import jsonrpc
-from .jsonrpc import MCPError
-from .server import ClientState
+from .core.server import ClientState
+from .protocol import jsonrpc
+from .protocol.jsonrpc import MCPError
 from .transport.cgi import serve_cgi
 from .transport.rest import EXTENSION_KEY as REST_KEY
 from .transport.rest import RestSite

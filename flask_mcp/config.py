@@ -7,10 +7,10 @@ import typing as t
 
 from flask import Flask
 
-from .policies import ErrorFormat, OutputFormat, coerce
-from .ratelimit import Limit, parse_limit
-from .strict_json import DEFAULT_LIMITS, JSONLimits
-from .tool_policy import ToolDefaults
+from .policies.options import ErrorFormat, OutputFormat, coerce
+from .policies.ratelimit import Limit, parse_limit
+from .policies.tool import ToolDefaults
+from .protocol.strict_json import DEFAULT_LIMITS, JSONLimits
 
 __all__ = ["DEFAULTS", "Settings"]
 
@@ -184,7 +184,7 @@ class Settings:
     session_max_age: int | None = 86400
     filter_listings_by_permissions: bool = False
     require_permissions: bool = False
-    #: Parsed from a rule string (:func:`flask_mcp.ratelimit.parse_limit`).
+    #: Parsed from a rule string (:func:`flask_mcp.policies.ratelimit.parse_limit`).
     rate_limit: Limit | None = None
     #: Each caller's budget of new sessions.
     session_rate_limit: Limit | None = None

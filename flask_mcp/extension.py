@@ -14,13 +14,7 @@ from werkzeug.exceptions import HTTPException
 from .auth import AuthBackend
 from .auth.gate import register_metadata_routes
 from .cli import mcp_group
-from .components import Prompt, Resource, ResourceTemplate, Tool
-from .config import Settings
-from .definitions import ToolDefinition, register_tools
-from .execution import Transaction
-from .jsonrpc import INTERNAL_ERROR
-from .permissions import PermissionLike, check_protected, normalize_permissions
-from .registration import (
+from .components.build import (
     PromptOptions,
     ResourceOptions,
     ToolOptions,
@@ -28,9 +22,15 @@ from .registration import (
     build_resource,
     build_tool,
 )
-from .registry import Registry
+from .components.bulk import ToolDefinition, register_tools
+from .components.list_tools import ListToolOptions, RetrieveToolOptions, build_list_tool, build_retrieve_tool
+from .components.model import Prompt, Resource, ResourceTemplate, Tool
+from .components.registry import Registry
+from .config import Settings
+from .policies.execution import Transaction
+from .policies.permissions import PermissionLike, check_protected, normalize_permissions
+from .protocol.jsonrpc import INTERNAL_ERROR
 from .runtime_changes import RuntimeChanges
-from .selectors import ListToolOptions, RetrieveToolOptions, build_list_tool, build_retrieve_tool
 from .state import MCPState, build_state
 from .transport import rest
 from .transport.http import endpoint, error_response
@@ -104,7 +104,7 @@ class MCP(RuntimeChanges):
         self.cache = cache
         self.ephemeral_cache = ephemeral_cache
         self.auth = auth
-        #: The hook ``atomic=True`` tools run in; see :func:`flask_mcp.execution.in_transaction`.
+        #: The hook ``atomic=True`` tools run in; see :func:`flask_mcp.policies.execution.in_transaction`.
         self.transaction = transaction
         #: Permissions of components registered without ``permissions=``.
         self.default_permissions = normalize_permissions(default_permissions) or ()
@@ -245,7 +245,7 @@ class MCP(RuntimeChanges):
         the arguments come from the type hints (parameters with defaults are
         optional); a return annotation that is a Schema subclass or a
         dataclass names the output schema. The keywords are those of
-        :class:`~flask_mcp.registration.ToolOptions`.
+        :class:`~flask_mcp.components.build.ToolOptions`.
         """
 
         def register(f: F) -> F:
@@ -268,7 +268,7 @@ class MCP(RuntimeChanges):
         ``item_schema`` (required) dumps each item; ``filter_fields``,
         ``ordering_fields`` and ``paginate`` add the pipeline's arguments
         next to the function's own. The keywords are those of
-        :class:`~flask_mcp.selectors.ListToolOptions`; see :doc:`list-tools`.
+        :class:`~flask_mcp.components.list_tools.ListToolOptions`; see :doc:`list-tools`.
         """
 
         def register(f: F) -> F:
@@ -282,7 +282,7 @@ class MCP(RuntimeChanges):
 
         ``item_schema`` (required) dumps the object; ``None`` is a not-found
         error result unless ``allow_none=True``. The keywords are those of
-        :class:`~flask_mcp.selectors.RetrieveToolOptions`; see :doc:`list-tools`.
+        :class:`~flask_mcp.components.list_tools.RetrieveToolOptions`; see :doc:`list-tools`.
         """
 
         def register(f: F) -> F:
@@ -299,7 +299,7 @@ class MCP(RuntimeChanges):
         list_defaults: t.Mapping[str, t.Any] | None = None,
         retrieve_defaults: t.Mapping[str, t.Any] | None = None,
     ) -> None:
-        """Register many tools at once; see :func:`flask_mcp.definitions.register_tools`."""
+        """Register many tools at once; see :func:`flask_mcp.components.bulk.register_tools`."""
         register_tools(
             self, definitions, defaults=defaults, list_defaults=list_defaults, retrieve_defaults=retrieve_defaults
         )
@@ -311,7 +311,7 @@ class MCP(RuntimeChanges):
         converted by the parameters' type hints. The return value becomes the
         contents: ``str`` as text, ``bytes`` as a base64 blob, ``dict``/``list``
         as JSON. The keywords are those of
-        :class:`~flask_mcp.registration.ResourceOptions`.
+        :class:`~flask_mcp.components.build.ResourceOptions`.
         """
 
         def register(f: F) -> F:
@@ -333,7 +333,7 @@ class MCP(RuntimeChanges):
         required); ``Annotated[str, "description"]`` documents one. Return a
         string for one user message, or a list of messages. ``Literal`` and
         ``Enum`` hints complete from their choices. The keywords are those of
-        :class:`~flask_mcp.registration.PromptOptions`.
+        :class:`~flask_mcp.components.build.PromptOptions`.
         """
 
         def register(f: F) -> F:

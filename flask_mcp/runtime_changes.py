@@ -1,7 +1,7 @@
 """Changing what an app serves while it runs, the same way in every process.
 
 The methods of :class:`MCP` that disable, enable and (re)load components at
-run time; the mechanism is :mod:`flask_mcp.shared_registry`.
+run time; the mechanism is :mod:`flask_mcp.stores.shared_registry`.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import typing as t
 
 from flask import current_app, has_app_context
 
-from .events import BROADCAST
+from .stores.events import BROADCAST
 
 if t.TYPE_CHECKING:
-    from .registry import Kind, Registry
-    from .shared_registry import Loader, SharedRegistry
+    from .components.registry import Kind, Registry
     from .state import MCPState
+    from .stores.shared_registry import Loader, SharedRegistry
 
 __all__ = ["RuntimeChanges"]
 

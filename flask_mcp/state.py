@@ -18,26 +18,26 @@ from flask_caching import Cache
 from flask_caching.backends import NullCache
 from werkzeug.exceptions import HTTPException
 
-from .admission import SessionAdmission
 from .auth import AuthGate, StaticTokenBackend
-from .capacity import capacity_of, is_process_local
 from .config import Settings
-from .errors import NotFoundError, ToolError
-from .events import EventLog
-from .mailbox import Mailbox
-from .ratelimit import CacheRateLimiter
-from .server import Server
-from .sessions import SessionStore
-from .shared_registry import KEY as REGISTRY_KEY
-from .shared_registry import SharedRegistry
-from .spill import CacheResultStore
-from .store_failures import store_errors
-from .stream_slots import StreamSlots
-from .waker import Waker
+from .core.server import Server
+from .policies.ratelimit import CacheRateLimiter
+from .protocol.errors import NotFoundError, ToolError
+from .results.spill import CacheResultStore
+from .stores.admission import SessionAdmission
+from .stores.capacity import capacity_of, is_process_local
+from .stores.events import EventLog
+from .stores.failures import store_errors
+from .stores.mailbox import Mailbox
+from .stores.sessions import SessionStore
+from .stores.shared_registry import KEY as REGISTRY_KEY
+from .stores.shared_registry import SharedRegistry
+from .stores.waker import Waker
+from .transport.stream_slots import StreamSlots
 
 if t.TYPE_CHECKING:
     from .extension import MCP
-    from .sessions import Session
+    from .stores.sessions import Session
 
 __all__ = ["MCPState", "build_state"]
 

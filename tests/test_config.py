@@ -7,7 +7,7 @@ from flask import Flask
 
 from flask_mcp import MCP
 from flask_mcp.config import Settings
-from flask_mcp.strict_json import JSONLimits
+from flask_mcp.protocol.strict_json import JSONLimits
 
 
 def settings(**config: object) -> Settings:

@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 
 import flask_mcp
 from flask_mcp import MCP, PromptMessage, ToolError
-from flask_mcp.errors import MASKED_MESSAGE
+from flask_mcp.protocol.errors import MASKED_MESSAGE
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typing as t
 
-from ..principal import Principal
+from ..policies.principal import Principal
 from .base import AuthBackend, bearer_token, to_principal
 from .static import hash_token
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typing as t
 
-from ..principal import Principal
+from ..policies.principal import Principal
 
 if t.TYPE_CHECKING:
     from flask import Request

@@ -8,10 +8,10 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Response, current_app, request
 
-from .. import jsonrpc
-from ..jsonrpc import PERMISSION_DENIED, RATE_LIMITED, SERVICE_UNAVAILABLE
-from ..principal import Principal
-from ..tool_policy import ConfigurationError
+from ..policies.principal import Principal
+from ..policies.tool import ConfigurationError
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import PERMISSION_DENIED, RATE_LIMITED, SERVICE_UNAVAILABLE
 from ..transport.guard import rejection
 from .base import AuthBackend
 
@@ -37,7 +37,7 @@ METADATA_PATH = "/.well-known/oauth-protected-resource"
 
 #: Where the authenticated principal is kept for the rest of the request (the
 #: WSGI environ, which copies of the request context made for worker threads share).
-PRINCIPAL_KEY = "flask_mcp.principal"
+PRINCIPAL_KEY = "flask_mcp.policies.principal"
 
 
 def current_principal() -> Principal | None:

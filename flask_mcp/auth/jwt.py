@@ -10,7 +10,7 @@ import json
 import typing as t
 from pathlib import Path
 
-from ..principal import Principal
+from ..policies.principal import Principal
 from .base import AuthBackend, bearer_token, parse_scopes
 
 if t.TYPE_CHECKING:

@@ -6,7 +6,7 @@ import hashlib
 import hmac
 import typing as t
 
-from ..principal import Principal
+from ..policies.principal import Principal
 from .base import AuthBackend, bearer_token, parse_scopes
 
 if t.TYPE_CHECKING:

@@ -3,10 +3,10 @@
 The steps, decided once at registration by an :class:`ArgumentBinder`:
 
 1. validate the arguments with the input schema, handling names it does not
-   declare by the tool's :class:`~flask_mcp.policies.UnknownArguments` policy;
+   declare by the tool's :class:`~flask_mcp.policies.options.UnknownArguments` policy;
 2. build the keyword pool: the validated arguments spread out (or bundled
    as ``data``), merged with what the tool's ``kwargs`` provider returns (who
-   wins on a clash is the tool's :class:`~flask_mcp.policies.KwargsPrecedence`);
+   wins on a clash is the tool's :class:`~flask_mcp.policies.options.KwargsPrecedence`);
 3. add the server's seeds (``data``, ``user``, ``request``, the
    :class:`~flask_mcp.Context`), which client arguments can never replace;
 4. keep what the function accepts.
@@ -22,12 +22,12 @@ import typing as t
 
 import marshmallow as ma
 
-from .json_schema import validate_json_schema
-from .policies import ArgumentBinding, KwargsPrecedence, UnknownArguments
+from ..policies.options import ArgumentBinding, KwargsPrecedence, UnknownArguments
+from ..schemas.json_schema import validate_json_schema
 
 if t.TYPE_CHECKING:
-    from .server import Call
-    from .tool_policy import KwargsProvider
+    from ..core.server import Call
+    from ..policies.tool import KwargsProvider
 
 __all__ = ["MAX_LISTED_UNKNOWN", "RESERVED_NAMES", "ArgumentBinder", "accepted_parameters"]
 

@@ -13,8 +13,13 @@ import typing as t
 
 import marshmallow as ma
 
+from ..policies.options import ArgumentBinding, ErrorFormat, KwargsPrecedence, OutputFormat, UnknownArguments, coerce
+from ..policies.permissions import PermissionLike, normalize_permissions
+from ..policies.ratelimit import Limit, parse_limit
+from ..policies.tool import KwargsProvider, ToolPolicy
+from ..schemas.hints import context_parameter, schema_from_dataclass, schema_from_signature
 from .binding import RESERVED_NAMES, accepted_parameters
-from .components import (
+from .model import (
     Completer,
     Prompt,
     Resource,
@@ -28,11 +33,6 @@ from .components import (
     normalize_icons,
     output_schema_from_hints,
 )
-from .hints import context_parameter, schema_from_dataclass, schema_from_signature
-from .permissions import PermissionLike, normalize_permissions
-from .policies import ArgumentBinding, ErrorFormat, KwargsPrecedence, OutputFormat, UnknownArguments, coerce
-from .ratelimit import Limit, parse_limit
-from .tool_policy import KwargsProvider, ToolPolicy
 from .uri_template import URITemplate
 
 __all__ = ["PromptOptions", "ResourceOptions", "ToolOptions", "build_prompt", "build_resource", "build_tool"]
@@ -87,7 +87,7 @@ class ToolOptions(t.TypedDict, total=False):
     error_format: ErrorFormat | str | None
     #: Run inside ``MCP(transaction=...)``: committed on success, rolled back on failure.
     atomic: bool | None
-    #: Who may use it (:mod:`flask_mcp.permissions`), all required; ``[]`` makes it public.
+    #: Who may use it (:mod:`flask_mcp.policies.permissions`), all required; ``[]`` makes it public.
     #: Without it, ``MCP(default_permissions=...)`` applies.
     permissions: t.Sequence[PermissionLike] | PermissionLike | None
     #: Keep it in listings filtered by ``MCP_FILTER_LISTINGS_BY_PERMISSIONS`` even for callers it denies.
@@ -119,7 +119,7 @@ class ResourceOptions(t.TypedDict, total=False):
     output_schema: SchemaLike | None
     #: Per template variable: values, or ``f(value, arguments) -> values``.
     completions: t.Mapping[str, Completer] | None
-    #: Who may use it (:mod:`flask_mcp.permissions`), all required; ``[]`` makes it public.
+    #: Who may use it (:mod:`flask_mcp.policies.permissions`), all required; ``[]`` makes it public.
     #: Without it, ``MCP(default_permissions=...)`` applies.
     permissions: t.Sequence[PermissionLike] | PermissionLike | None
     #: Keep it in listings filtered by ``MCP_FILTER_LISTINGS_BY_PERMISSIONS`` even for callers it denies.
@@ -141,7 +141,7 @@ class PromptOptions(t.TypedDict, total=False):
     icons: Icons | None
     #: ``_meta`` of the descriptor.
     meta: t.Mapping[str, t.Any] | None
-    #: Who may use it (:mod:`flask_mcp.permissions`), all required; ``[]`` makes it public.
+    #: Who may use it (:mod:`flask_mcp.policies.permissions`), all required; ``[]`` makes it public.
     #: Without it, ``MCP(default_permissions=...)`` applies.
     permissions: t.Sequence[PermissionLike] | PermissionLike | None
     #: Keep it in listings filtered by ``MCP_FILTER_LISTINGS_BY_PERMISSIONS`` even for callers it denies.

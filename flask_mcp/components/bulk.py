@@ -24,7 +24,7 @@ import dataclasses
 import typing as t
 
 if t.TYPE_CHECKING:
-    from .extension import MCP
+    from ..extension import MCP
 
 __all__ = ["ToolDefinition", "register_tools"]
 

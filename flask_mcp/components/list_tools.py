@@ -9,8 +9,8 @@ and ``limit``) before the items are dumped through the item schema. A
 The pipeline lives in a wrapper around the decorated function: the wrapper's
 signature and input schema hold the function's own arguments plus the
 pipeline's, it passes only the function's own ones on, and it hands
-:func:`~flask_mcp.registration.build_tool` a value already shaped like the
-advertised output schema, so the tool is an ordinary :class:`~flask_mcp.components.Tool`.
+:func:`~flask_mcp.components.build.build_tool` a value already shaped like the
+advertised output schema, so the tool is an ordinary :class:`~flask_mcp.components.model.Tool`.
 
 SQLAlchemy is optional: it is never imported here unless the application has
 imported it already (a value cannot be a ``Select`` otherwise).
@@ -27,13 +27,13 @@ import typing as t
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from ..protocol.errors import NotFoundError
+from ..schemas.hints import context_parameter, schema_from_signature
+from ..schemas.json_schema import schema_to_json_schema
 from .binding import RESERVED_NAMES
-from .components import SchemaLike, Tool, as_schema, is_json_schema
-from .errors import NotFoundError
-from .hints import context_parameter, schema_from_signature
-from .json_schema import schema_to_json_schema
-from .registration import ToolOptions, build_tool
-from .selectors_sql import Sessions, SessionSource, query_page, select_page, sql_kind
+from .build import ToolOptions, build_tool
+from .list_tools_sql import Sessions, SessionSource, query_page, select_page, sql_kind
+from .model import SchemaLike, Tool, as_schema, is_json_schema
 
 __all__ = [
     "PIPELINE_KEYS",
@@ -51,7 +51,7 @@ PIPELINE_KEYS = ("ordering", "page", "limit")
 class ListToolOptions(ToolOptions, total=False):
     """Keyword arguments of :meth:`flask_mcp.MCP.list_tool`.
 
-    Those of :class:`~flask_mcp.registration.ToolOptions` (except
+    Those of :class:`~flask_mcp.components.build.ToolOptions` (except
     ``output_schema``, which comes from the item schema) and these.
     """
 
@@ -74,7 +74,7 @@ class ListToolOptions(ToolOptions, total=False):
 class RetrieveToolOptions(ToolOptions, total=False):
     """Keyword arguments of :meth:`flask_mcp.MCP.retrieve_tool`.
 
-    Those of :class:`~flask_mcp.registration.ToolOptions` (except
+    Those of :class:`~flask_mcp.components.build.ToolOptions` (except
     ``output_schema``, which comes from the item schema) and these.
     """
 
@@ -303,7 +303,7 @@ def _wrap(
 
 
 def build_list_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ListToolOptions]) -> Tool:
-    """Build the :class:`~flask_mcp.components.Tool` of :meth:`flask_mcp.MCP.list_tool`.
+    """Build the :class:`~flask_mcp.components.model.Tool` of :meth:`flask_mcp.MCP.list_tool`.
 
     :raises ValueError: a filter or ordering field the item schema lacks, or
         an argument of the function named like a pipeline key.
@@ -335,7 +335,7 @@ def build_list_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ListToolOp
 
 
 def build_retrieve_tool(func: t.Callable[..., t.Any], **options: t.Unpack[RetrieveToolOptions]) -> Tool:
-    """Build the :class:`~flask_mcp.components.Tool` of :meth:`flask_mcp.MCP.retrieve_tool`.
+    """Build the :class:`~flask_mcp.components.model.Tool` of :meth:`flask_mcp.MCP.retrieve_tool`.
 
     :raises TypeError: list-only keywords (``filter_fields``, ``ordering_fields``,
         ``paginate``, ...), which make no sense for one object.

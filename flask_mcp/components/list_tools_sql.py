@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import typing as t
 
-from .errors import ToolError
+from ..protocol.errors import ToolError
 
 if t.TYPE_CHECKING:
     from sqlalchemy.orm import Session

@@ -15,17 +15,17 @@ import typing as t
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from .content import Content, ToolResult
-from .hints import context_parameter, schema_from_dataclass
-from .json_schema import schema_to_json_schema
-from .policies import ArgumentBinding, UnknownArguments
-from .tool_policy import ResolvedPolicy, ToolDefaults, ToolPolicy
+from ..policies.options import ArgumentBinding, UnknownArguments
+from ..policies.tool import ResolvedPolicy, ToolDefaults, ToolPolicy
+from ..results.content import Content, ToolResult
+from ..schemas.hints import context_parameter, schema_from_dataclass
+from ..schemas.json_schema import schema_to_json_schema
 from .uri_template import URITemplate
 
 if t.TYPE_CHECKING:
+    from ..policies.permissions import Permission
+    from ..policies.ratelimit import Limit
     from .binding import ArgumentBinder
-    from .permissions import Permission
-    from .ratelimit import Limit
 
 __all__ = [
     "Completer",
@@ -128,7 +128,7 @@ class Tool:
     permissions: tuple[Permission, ...] | None = None
     #: Listed even to callers its permissions deny (``MCP_FILTER_LISTINGS_BY_PERMISSIONS``).
     always_listed: bool = False
-    #: Calls allowed per caller (:mod:`flask_mcp.ratelimit`); ``None``: only the server-wide limit.
+    #: Calls allowed per caller (:mod:`flask_mcp.policies.ratelimit`); ``None``: only the server-wide limit.
     rate_limit: Limit | None = None
     #: How validated arguments reach the function.
     binding: ArgumentBinding = ArgumentBinding.SPREAD
@@ -147,7 +147,7 @@ class Tool:
     def resolved(self) -> ResolvedPolicy:
         """The policy with the server's defaults filled in.
 
-        :raises ~flask_mcp.tool_policy.ConfigurationError: options that
+        :raises ~flask_mcp.policies.tool.ConfigurationError: options that
             contradict the server's settings.
         """
         return self.policy.resolve(self.defaults, self.name, self.output_schema is not None)

@@ -10,10 +10,10 @@ import base64
 import binascii
 import typing as t
 
-from . import jsonrpc
-from .components import Prompt, Resource, ResourceTemplate, Tool
-from .numerals import parse_numeral
-from .tool_policy import ToolDefaults
+from ..policies.tool import ToolDefaults
+from ..protocol import jsonrpc
+from ..protocol.numerals import parse_numeral
+from .model import Prompt, Resource, ResourceTemplate, Tool
 
 __all__ = ["MAX_CURSOR_OFFSET", "InvalidCursor", "Page", "Registry", "decode_cursor", "encode_cursor", "paginate"]
 
@@ -51,7 +51,7 @@ _MAX_CURSOR_LENGTH = len(encode_cursor(MAX_CURSOR_OFFSET))
 def decode_cursor(cursor: str) -> int:
     """Offset from a cursor made by :func:`encode_cursor`; raises :class:`InvalidCursor`.
 
-    The offset is read by :func:`~flask_mcp.numerals.parse_numeral`: ASCII
+    The offset is read by :func:`~flask_mcp.protocol.numerals.parse_numeral`: ASCII
     digits only, no larger than :data:`MAX_CURSOR_OFFSET`.
     """
     if len(cursor) > _MAX_CURSOR_LENGTH:
@@ -116,7 +116,7 @@ class Registry:
         Every app an extension is set up on shares its registry, so they
         must agree on these settings.
 
-        :raises ~flask_mcp.tool_policy.ConfigurationError: a registered tool
+        :raises ~flask_mcp.policies.tool.ConfigurationError: a registered tool
             whose options contradict the settings.
         :raises RuntimeError: another app set different defaults.
         """

@@ -2,8 +2,8 @@
 
 Both adapters answer ``{"result": value}`` or an error with an HTTP status;
 only the wording of their errors differs. The steps are the protocol core's
-own (:func:`~flask_mcp.methods.tools.load_arguments`,
-:func:`~flask_mcp.methods.tools.run_tool`, :func:`~flask_mcp.results.tool_value`),
+own (:func:`~flask_mcp.core.methods.tools.load_arguments`,
+:func:`~flask_mcp.core.methods.tools.run_tool`, :func:`~flask_mcp.results.convert.tool_value`),
 so validation, invocation, masking and conversion are the same on every
 surface.
 """
@@ -15,15 +15,15 @@ import typing as t
 
 import marshmallow as ma
 
-from . import jsonrpc
-from .errors import NotFoundError, describe_exception, describe_validation_error
-from .jsonrpc import PERMISSION_DENIED, RATE_LIMITED, MCPError
+from ..protocol import jsonrpc
+from ..protocol.errors import NotFoundError, describe_exception, describe_validation_error
+from ..protocol.jsonrpc import PERMISSION_DENIED, RATE_LIMITED, MCPError
+from ..results.convert import tool_value
 from .methods.tools import load_arguments, run_tool
-from .results import tool_value
 from .server import Call, ClientState, Server
 
 if t.TYPE_CHECKING:
-    from .principal import Principal
+    from ..policies.principal import Principal
 
 __all__ = ["DirectCallFailed", "Reason", "call_tool_json"]
 

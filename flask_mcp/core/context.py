@@ -22,9 +22,9 @@ import typing as t
 
 import marshmallow as ma
 
-from . import jsonrpc
-from .json_schema import schema_to_json_schema
-from .jsonrpc import MCPError
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import MCPError
+from ..schemas.json_schema import schema_to_json_schema
 
 if t.TYPE_CHECKING:
     from .server import Call

@@ -1,7 +1,7 @@
 """The protocol core: one JSON-RPC message in, at most one response out.
 
 :class:`Server` routes requests to the method handlers registered in
-:mod:`flask_mcp.methods`, turns exceptions into JSON-RPC errors and never
+:mod:`flask_mcp.core.methods`, turns exceptions into JSON-RPC errors and never
 answers notifications. It does not know about HTTP, Flask's request or where
 sessions are stored: a transport hands it a decoded message and the
 :class:`ClientState` of the connection, and persists that state again when
@@ -16,14 +16,9 @@ import inspect
 import logging
 import typing as t
 
-from . import jsonrpc
-from .components import Prompt, Resource, ResourceTemplate, Tool
-from .context import Channel, Context
-from .errors import describe_exception, is_expected
-from .jsonrpc import MCPError
-from .messages import validate_params
-from .methods import HANDLERS, NOTIFICATION_HANDLERS
-from .permissions import (
+from ..components.model import Prompt, Resource, ResourceTemplate, Tool
+from ..components.registry import Registry
+from ..policies.permissions import (
     ComponentKind,
     Permission,
     PermissionContext,
@@ -32,13 +27,18 @@ from .permissions import (
     denied_by,
     normalize_permissions,
 )
-from .principal import Principal
-from .ratelimit import CacheRateLimiter, Limit, RateLimiter, caller_key, enforce, parse_limit
-from .registry import Registry
-from .spill import ResultStore
-from .strict_json import DEFAULT_LIMITS, JSONLimits
+from ..policies.principal import Principal
+from ..policies.ratelimit import CacheRateLimiter, Limit, RateLimiter, caller_key, enforce, parse_limit
+from ..protocol import jsonrpc
+from ..protocol.errors import describe_exception, is_expected
+from ..protocol.jsonrpc import MCPError
+from ..protocol.params import validate_params
+from ..protocol.strict_json import DEFAULT_LIMITS, JSONLimits
+from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION
+from ..results.spill import ResultStore
+from .context import Channel, Context
+from .methods import HANDLERS, NOTIFICATION_HANDLERS
 from .subscriptions import LocalSubscriptions, Subscriptions
-from .versions import DEFAULT_NEGOTIATED_VERSION
 
 __all__ = [
     "Call",
@@ -155,15 +155,15 @@ class Server:
     :param client_request_timeout: seconds a handler waits for the client to
         answer a request such as ``sampling/createMessage``.
     :param transaction: the hook atomic tools run in (see
-        :func:`flask_mcp.execution.in_transaction`).
+        :func:`flask_mcp.policies.execution.in_transaction`).
     :param result_store: where tools spill oversized results.
     :param current_request: returns the transport's request object, passed to
         tools that take a ``request`` parameter.
     :param default_permissions: permissions of every component registered
-        without ``permissions=`` (:mod:`flask_mcp.permissions`).
+        without ``permissions=`` (:mod:`flask_mcp.policies.permissions`).
     :param filter_listings: leave out of ``*/list`` results what the caller
         may not use (``MCP_FILTER_LISTINGS_BY_PERMISSIONS``).
-    :param limiter: counts rate-limited calls (:mod:`flask_mcp.ratelimit`);
+    :param limiter: counts rate-limited calls (:mod:`flask_mcp.policies.ratelimit`);
         when a limit applies without one, an in-process counter is used.
     :param rate_limit: the budget of every caller's tool calls, all tools
         together (``MCP_RATE_LIMIT``); tools' own ``rate_limit`` apply too.
@@ -214,7 +214,7 @@ class Server:
         self._expose_errors = expose_errors
         self.invoke: Invoker = invoke or _default_invoke
         self.client_request_timeout = client_request_timeout
-        #: Wraps atomic tools; see :mod:`flask_mcp.execution`.
+        #: Wraps atomic tools; see :mod:`flask_mcp.policies.execution`.
         self.transaction = transaction
         #: Keeps oversized results that tools spill to a resource.
         self.result_store = result_store
@@ -245,8 +245,8 @@ class Server:
         Runs before the arguments are validated. With no permissions and no
         limit it costs a few attribute reads and no cache round trip.
 
-        :raises MCPError: :data:`~flask_mcp.jsonrpc.PERMISSION_DENIED` or
-            :data:`~flask_mcp.jsonrpc.RATE_LIMITED`.
+        :raises MCPError: :data:`~flask_mcp.protocol.jsonrpc.PERMISSION_DENIED` or
+            :data:`~flask_mcp.protocol.jsonrpc.RATE_LIMITED`.
         """
         permissions = component.permissions
         if permissions is None:

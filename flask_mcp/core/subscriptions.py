@@ -3,7 +3,7 @@
 The protocol core changes subscriptions through :class:`Subscriptions`; a
 transport supplies the implementation: :class:`LocalSubscriptions` in
 process memory for a connection that lives in one process (stdio), or a
-store-backed set for sessions (:class:`flask_mcp.sessions.CacheSubscriptions`).
+store-backed set for sessions (:class:`flask_mcp.stores.sessions.CacheSubscriptions`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import contextvars
 import threading
 import typing as t
 
-from .errors import ToolError
+from ..protocol.errors import ToolError
 
 __all__ = ["ToolTimeout", "Transaction", "in_transaction", "with_timeout"]
 

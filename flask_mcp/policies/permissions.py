@@ -5,7 +5,7 @@ when it gives none) are checked by the protocol core before the arguments
 are validated and the handler runs, for ``tools/call``, ``resources/read``,
 ``prompts/get`` and ``completion/complete``. Every permission must allow the
 call (they are AND-combined); a denial is the JSON-RPC error
-:data:`~flask_mcp.jsonrpc.PERMISSION_DENIED` with the scopes that would
+:data:`~flask_mcp.protocol.jsonrpc.PERMISSION_DENIED` with the scopes that would
 allow it in ``data.requiredScopes``.
 
 A permission is any object with ``has_permission(context) -> bool`` and
@@ -21,11 +21,11 @@ import dataclasses
 import typing as t
 import warnings
 
-from .jsonrpc import PERMISSION_DENIED, MCPError
+from ..protocol.jsonrpc import PERMISSION_DENIED, MCPError
 from .principal import Principal
 
 if t.TYPE_CHECKING:
-    from .components import Prompt, Resource, ResourceTemplate, Tool
+    from ..components.model import Prompt, Resource, ResourceTemplate, Tool
 
 __all__ = [
     "Authenticated",
@@ -53,7 +53,7 @@ class PermissionContext:
 
     #: The authenticated caller; ``None`` without an auth backend or for an anonymous caller.
     principal: Principal | None
-    #: The :class:`~flask_mcp.components.Tool`, resource, resource template or prompt.
+    #: The :class:`~flask_mcp.components.model.Tool`, resource, resource template or prompt.
     component: Tool | Resource | ResourceTemplate | Prompt
     #: ``"tool"``, ``"resource"`` (static or template) or ``"prompt"``.
     kind: ComponentKind
@@ -108,7 +108,7 @@ class Authenticated:
 
     Usable as the class (``permissions=[Authenticated]``) or an instance.
     The protocol core answers an anonymous caller with the same
-    :data:`~flask_mcp.jsonrpc.PERMISSION_DENIED` error as any denial: a 401
+    :data:`~flask_mcp.protocol.jsonrpc.PERMISSION_DENIED` error as any denial: a 401
     comes from the transport's auth backend, before the core runs.
     """
 
@@ -228,7 +228,7 @@ def _component_label(context: PermissionContext) -> str:
 def check_permissions(permissions: t.Sequence[Permission], context: PermissionContext) -> None:
     """Raise unless every permission allows *context*.
 
-    :raises MCPError: :data:`~flask_mcp.jsonrpc.PERMISSION_DENIED`, with the
+    :raises MCPError: :data:`~flask_mcp.protocol.jsonrpc.PERMISSION_DENIED`, with the
         union of the denying permissions' ``required_scopes()`` (in order,
         without repeats) as ``data.requiredScopes``.
     """

@@ -19,7 +19,7 @@ import re
 import time
 import typing as t
 
-from .jsonrpc import RATE_LIMITED, MCPError
+from ..protocol.jsonrpc import RATE_LIMITED, MCPError
 from .principal import Principal
 
 __all__ = [
@@ -248,7 +248,7 @@ def caller_key(principal: Principal | None, client_key: t.Callable[[], str | Non
 def enforce(limiter: RateLimiter, key: str, limit: Limit, what: str) -> None:
     """Count one call under *key*.
 
-    :raises MCPError: :data:`~flask_mcp.jsonrpc.RATE_LIMITED` with
+    :raises MCPError: :data:`~flask_mcp.protocol.jsonrpc.RATE_LIMITED` with
         ``data.retryAfter`` in whole seconds (at least 1), what an HTTP
         ``Retry-After`` header carries.
     """

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import typing as t
 
-from .policies import ErrorFormat, KwargsPrecedence, OutputFormat, UnknownArguments, coerce
+from .options import ErrorFormat, KwargsPrecedence, OutputFormat, UnknownArguments, coerce
 
 __all__ = ["ConfigurationError", "ResolvedPolicy", "ToolDefaults", "ToolPolicy"]
 

@@ -5,7 +5,7 @@ This module parses raw message bodies into :class:`Request`,
 error envelopes, and encodes them as strict JSON (no ``NaN`` or
 ``Infinity``, which JSON does not have). It knows nothing about HTTP.
 
-Decoding is strict (:mod:`flask_mcp.strict_json`): what is not strict UTF-8
+Decoding is strict (:mod:`flask_mcp.protocol.strict_json`): what is not strict UTF-8
 JSON is -32700, a message larger than the :class:`JSONLimits` is -32600,
 and so is a request id past :data:`MAX_ID_BYTES` or :data:`MAX_ID_INTEGER`.
 """
@@ -115,7 +115,7 @@ Message = t.Union[Request, Notification, Response]
 
 
 def loads(data: bytes | bytearray | str, limits: JSONLimits = DEFAULT_LIMITS) -> t.Any:
-    """Decode a client's JSON strictly (:func:`flask_mcp.strict_json.decode`).
+    """Decode a client's JSON strictly (:func:`flask_mcp.protocol.strict_json.decode`).
 
     :raises MCPError: -32700 ``Parse error`` for text that is not UTF-8
         JSON, a non-finite number, an integer of more than 4300 digits or a

@@ -1,7 +1,7 @@
 """marshmallow schemas of the MCP messages the server accepts.
 
 Every request's ``params`` are checked by :func:`validate_params` before its
-method handler runs (:meth:`flask_mcp.server.Server.handle` calls it), so a
+method handler runs (:meth:`flask_mcp.core.server.Server.handle` calls it), so a
 mistyped or missing parameter of *any* method gets the same -32602 error,
 naming each offending field::
 
@@ -20,7 +20,7 @@ The module also describes a tool result in *status form*, for tools that
 report an outcome rather than a value. It is opt-in: a tool returns
 :func:`status_result` (or builds its own :class:`~flask_mcp.ToolResult`)::
 
-    from flask_mcp.messages import status_result
+    from flask_mcp.protocol.params import status_result
 
     @mcp.tool()
     def rename(path: str, new_name: str) -> ToolResult:
@@ -48,11 +48,11 @@ import marshmallow as ma
 from marshmallow import fields, validate, validates_schema
 from marshmallow.types import ErrorMessages
 
-from .content import ToolResult
-from .context import LOG_LEVELS
+from ..core.context import LOG_LEVELS
+from ..results.content import ToolResult
+from ..results.convert import error_result, tool_result
 from .errors import describe_validation_error
 from .jsonrpc import ID_BOUNDS, INVALID_PARAMS, MCPError, is_request_id
-from .results import error_result, tool_result
 
 __all__ = [
     "FAILURE_STATUSES",
@@ -114,7 +114,7 @@ class _Object(fields.Nested):
 
 
 class RequestIdField(fields.Field):  # type: ignore[type-arg]
-    """A JSON-RPC request id, within the bounds :func:`flask_mcp.jsonrpc.is_request_id` sets."""
+    """A JSON-RPC request id, within the bounds :func:`flask_mcp.protocol.jsonrpc.is_request_id` sets."""
 
     # marshmallow merges these along the MRO, as a class attribute.
     default_error_messages: ErrorMessages = {"invalid": f"Not a valid request id: {ID_BOUNDS}."}  # noqa: RUF012

@@ -1,6 +1,6 @@
 """Content objects a handler can return for full control over the result.
 
-Plain Python values are converted automatically (see :mod:`flask_mcp.results`);
+Plain Python values are converted automatically (see :mod:`flask_mcp.results.convert`);
 these classes are for when a tool needs an image, several blocks, annotations,
 ``_meta`` or an explicit error result.
 """

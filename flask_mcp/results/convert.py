@@ -19,10 +19,10 @@ import typing as t
 
 import marshmallow as ma
 
-from . import jsonrpc
+from ..policies.options import OutputFormat
+from ..protocol import jsonrpc
 from .content import Content, EmbeddedResource, PromptMessage, ToolResult, content_block
 from .formats import error_result, render_text
-from .policies import OutputFormat
 
 __all__ = ["error_result", "prompt_messages", "resource_contents", "tool_result", "tool_value"]
 

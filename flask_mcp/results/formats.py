@@ -2,8 +2,8 @@
 
 The ``structuredContent`` of a result is always JSON; only the human- and
 model-readable text block follows the tool's
-:class:`~flask_mcp.policies.OutputFormat`. Failures follow its
-:class:`~flask_mcp.policies.ErrorFormat`.
+:class:`~flask_mcp.policies.options.OutputFormat`. Failures follow its
+:class:`~flask_mcp.policies.options.ErrorFormat`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import typing as t
 import warnings
 
-from . import jsonrpc
-from .policies import ErrorFormat, OutputFormat
+from ..policies.options import ErrorFormat, OutputFormat
+from ..protocol import jsonrpc
 
 __all__ = ["ErrorType", "error_result", "render_text", "toon_text"]
 

@@ -2,7 +2,7 @@
 
 When a tool, prompt or resource template is registered without an explicit
 schema, its signature is turned into a marshmallow schema here; the JSON
-Schema then comes from :mod:`flask_mcp.json_schema` like any other schema, so
+Schema then comes from :mod:`flask_mcp.schemas.json_schema` like any other schema, so
 hinted and hand-written schemas behave identically.
 """
 
@@ -20,7 +20,7 @@ import uuid
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from .context import Context
+from ..core.context import Context
 
 __all__ = [
     "JSONBoolean",

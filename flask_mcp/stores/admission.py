@@ -8,7 +8,7 @@ the store never gets there:
 
 * every caller (the authenticated principal, else the remote address) has a
   budget of new sessions (``MCP_SESSION_RATE_LIMIT``): past it, HTTP 429;
-* the store must have room (:mod:`flask_mcp.capacity`, ``MCP_MAX_SESSIONS``
+* the store must have room (:mod:`flask_mcp.stores.capacity`, ``MCP_MAX_SESSIONS``
   and ``MCP_STORE_HIGH_WATER``): when it has none, HTTP 503.
 
 Both answers carry ``Retry-After``. The defaults are far above what an
@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import typing as t
 
-from .jsonrpc import SERVICE_UNAVAILABLE, MCPError
-from .ratelimit import enforce
+from ..policies.ratelimit import enforce
+from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 
 if t.TYPE_CHECKING:
+    from ..policies.ratelimit import Limit, RateLimiter
     from .capacity import Capacity
-    from .ratelimit import Limit, RateLimiter
 
 __all__ = ["SessionAdmission"]
 
@@ -52,10 +52,10 @@ class SessionAdmission:
         self.retry_after = retry_after
 
     def admit(self, caller: str) -> None:
-        """Count one new session for *caller* (see :func:`~flask_mcp.ratelimit.caller_key`).
+        """Count one new session for *caller* (see :func:`~flask_mcp.policies.ratelimit.caller_key`).
 
-        :raises MCPError: :data:`~flask_mcp.jsonrpc.RATE_LIMITED` past the
-            caller's budget, :data:`~flask_mcp.jsonrpc.SERVICE_UNAVAILABLE`
+        :raises MCPError: :data:`~flask_mcp.protocol.jsonrpc.RATE_LIMITED` past the
+            caller's budget, :data:`~flask_mcp.protocol.jsonrpc.SERVICE_UNAVAILABLE`
             when the store has no room; both with ``data.retryAfter``.
         """
         if self.limiter is not None and self.limit is not None:

@@ -18,7 +18,7 @@ import typing as t
 
 from flask_caching import Cache
 
-from .numerals import parse_numeral
+from ..protocol.numerals import parse_numeral
 
 __all__ = ["BROADCAST", "MAX_EVENT_NUMBER", "MAX_STREAM_NAME", "EventLog", "parse_event_id"]
 
@@ -40,7 +40,7 @@ def parse_event_id(event_id: str) -> tuple[str, int] | None:
 
     The stream is 1 to :data:`MAX_STREAM_NAME` ASCII letters, digits,
     ``-``, ``_`` or ``:``; *n* is a plain ASCII number no larger than
-    :data:`MAX_EVENT_NUMBER` (:func:`~flask_mcp.numerals.parse_numeral`).
+    :data:`MAX_EVENT_NUMBER` (:func:`~flask_mcp.protocol.numerals.parse_numeral`).
     """
     stream, _, number = event_id.strip().rpartition(":")
     if _STREAM_NAME.fullmatch(stream) is None:

@@ -4,7 +4,7 @@ A Redis that is down, restarting or unreachable makes every cache call
 raise. Those errors must not become HTTP 500s: the request did nothing wrong,
 and the same request will work once the store is back. Transports catch the
 errors named here and answer HTTP 503 with ``Retry-After`` and the JSON-RPC
-error :data:`~flask_mcp.jsonrpc.SERVICE_UNAVAILABLE`; the protocol core lets
+error :data:`~flask_mcp.protocol.jsonrpc.SERVICE_UNAVAILABLE`; the protocol core lets
 them through to the transport instead of turning them into -32603.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import typing as t
 
-from .jsonrpc import SERVICE_UNAVAILABLE, MCPError
+from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 
 __all__ = ["RETRY_AFTER", "store_errors", "unavailable"]
 

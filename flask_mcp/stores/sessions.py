@@ -15,8 +15,8 @@ import typing as t
 
 from flask_caching import Cache
 
-from .server import ClientState
-from .store_lock import store_lock
+from ..core.server import ClientState
+from .lock import store_lock
 
 __all__ = ["CacheSubscriptions", "Session", "SessionStore"]
 
@@ -194,7 +194,7 @@ class SessionStore:
 
 
 class CacheSubscriptions:
-    """A session's :class:`~flask_mcp.subscriptions.Subscriptions`: one list under its own key in the session cache.
+    """A session's :class:`~flask_mcp.core.subscriptions.Subscriptions`: one list under its own key.
 
     Not in the session record, which every request loads: only updates and
     (un)subscribe read it. Changes are read-modify-write under a lock taken

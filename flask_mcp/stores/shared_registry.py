@@ -29,10 +29,10 @@ import time
 import typing as t
 import warnings
 
-from .store_lock import store_lock
+from .lock import store_lock
 
 if t.TYPE_CHECKING:
-    from .registry import Kind, Registry
+    from ..components.registry import Kind, Registry
 
 __all__ = ["KEY", "Loader", "RuntimeRegistrationWarning", "SharedRegistry"]
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import typing as t
 
-from ..numerals import parse_numeral
+from ..protocol.numerals import parse_numeral
 from .deadline import BodyWatchdog, socket_of
 
 __all__ = ["BodyRejected", "read_body"]

@@ -18,10 +18,10 @@ this adapter (``Invalid JSON: <detail>``, ``Error: <message>``), it must not
 depend on ``MCP_REST_ENABLED``, and the OpenAPI document must describe the
 paths CGI serves rather than the REST prefix. The steps that matter are
 shared with the REST adapter and ``tools/call``:
-:func:`~flask_mcp.methods.tools.load_arguments`,
-:func:`~flask_mcp.methods.tools.run_tool`,
-:func:`~flask_mcp.results.tool_value` and
-:func:`~flask_mcp.errors.describe_exception`, so validation, invocation,
+:func:`~flask_mcp.core.methods.tools.load_arguments`,
+:func:`~flask_mcp.core.methods.tools.run_tool`,
+:func:`~flask_mcp.results.convert.tool_value` and
+:func:`~flask_mcp.protocol.errors.describe_exception`, so validation, invocation,
 error masking and result conversion cannot drift apart.
 """
 
@@ -37,21 +37,21 @@ from wsgiref.util import guess_scheme
 
 from flask import request
 
-from .. import jsonrpc
 from ..auth.gate import Unauthorized, error_status
-from ..direct import DirectCallFailed, Reason, call_tool_json
-from ..jsonrpc import MCPError
-from ..openapi import build_document
-from ..store_failures import RETRY_AFTER, unavailable
-from ..strict_json import JSONLimits
+from ..core.calls import DirectCallFailed, Reason, call_tool_json
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import MCPError
+from ..protocol.strict_json import JSONLimits
+from ..stores.failures import RETRY_AFTER, unavailable
 from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
+from .openapi import build_document
 from .stdio import _stdout_to_stderr
 
 if t.TYPE_CHECKING:
     from flask import Flask
 
-    from ..principal import Principal
+    from ..policies.principal import Principal
     from ..state import MCPState
 
 __all__ = ["CGIResponse", "cgi_document", "handle_cgi", "serve_cgi"]

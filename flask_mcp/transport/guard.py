@@ -19,7 +19,7 @@ import ipaddress
 import re
 import typing as t
 
-from ..numerals import parse_numeral
+from ..protocol.numerals import parse_numeral
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
@@ -84,7 +84,7 @@ def parse_authority(value: str) -> Authority | None:
 
 
 def _port(text: str) -> int | None:
-    """A port number: ASCII digits up to 65535 (:func:`~flask_mcp.numerals.parse_numeral`), else ``None``."""
+    """A port number: ASCII digits up to 65535 (:func:`~flask_mcp.protocol.numerals.parse_numeral`), else ``None``."""
     try:
         return parse_numeral(text, 65535)
     except ValueError:

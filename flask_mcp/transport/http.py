@@ -14,15 +14,15 @@ import typing as t
 
 from flask import Response, current_app, request
 
-from .. import jsonrpc
 from ..auth.gate import Unauthorized, error_status
-from ..events import parse_event_id
-from ..jsonrpc import INVALID_REQUEST, MCPError
-from ..messages import validate_notification_params
-from ..ratelimit import caller_key
-from ..server import ClientState
-from ..store_failures import unavailable
-from ..versions import DEFAULT_NEGOTIATED_VERSION, SUPPORTED_PROTOCOL_VERSIONS
+from ..core.server import ClientState
+from ..policies.ratelimit import caller_key
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import INVALID_REQUEST, MCPError
+from ..protocol.params import validate_notification_params
+from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION, SUPPORTED_PROTOCOL_VERSIONS
+from ..stores.events import parse_event_id
+from ..stores.failures import unavailable
 from . import streaming
 from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
@@ -30,9 +30,9 @@ from .guard import is_json_request, rejection
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
-    from ..principal import Principal
-    from ..sessions import Session
+    from ..policies.principal import Principal
     from ..state import MCPState
+    from ..stores.sessions import Session
 
 __all__ = ["SESSION_HEADER", "VERSION_HEADER", "endpoint", "error_response"]
 

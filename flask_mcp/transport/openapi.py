@@ -19,11 +19,11 @@ from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from apispec.ext.marshmallow.common import make_schema_key
 
-from . import jsonrpc
+from ..protocol import jsonrpc
 
 if t.TYPE_CHECKING:
-    from .server import Server
-    from .state import MCPState
+    from ..core.server import Server
+    from ..state import MCPState
 
 __all__ = ["ERROR_SCHEMA", "OpenAPIDocument", "build_document", "swagger_ui_page"]
 

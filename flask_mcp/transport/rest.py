@@ -9,7 +9,7 @@ status on failure, always as ``application/json``.
 The routes are added to the app next to the MCP endpoint when the
 extension's blueprint is registered, under ``MCP_REST_PREFIX`` (an absolute
 path, independent of the blueprint's own prefix), together with the OpenAPI
-document (:mod:`flask_mcp.openapi`) and its interactive docs page.
+document (:mod:`flask_mcp.transport.openapi`) and its interactive docs page.
 """
 
 from __future__ import annotations
@@ -19,18 +19,18 @@ import typing as t
 
 from flask import Flask, Response, current_app, request
 
-from .. import jsonrpc
 from ..auth.gate import Unauthorized, error_status
-from ..direct import DirectCallFailed, Reason, call_tool_json
-from ..errors import describe_exception, is_expected
-from ..jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, RESOURCE_NOT_FOUND, MCPError
-from ..methods.resources import read_resource
-from ..openapi import OpenAPIDocument, swagger_ui_page
-from ..principal import Principal
-from ..server import Call, ClientState
-from ..store_failures import unavailable
+from ..core.calls import DirectCallFailed, Reason, call_tool_json
+from ..core.methods.resources import read_resource
+from ..core.server import Call, ClientState
+from ..policies.principal import Principal
+from ..protocol import jsonrpc
+from ..protocol.errors import describe_exception, is_expected
+from ..protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, RESOURCE_NOT_FOUND, MCPError
+from ..stores.failures import unavailable
 from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
+from .openapi import OpenAPIDocument, swagger_ui_page
 
 if t.TYPE_CHECKING:
     from ..state import MCPState

@@ -6,7 +6,7 @@ JSON-RPC message per line, in both directions. stdout carries nothing but
 those lines, so while :func:`serve_stdio` runs, ``print()`` and logging
 handlers that wrote to stdout are sent to stderr instead.
 
-The process is the session: one :class:`~flask_mcp.server.ClientState`
+The process is the session: one :class:`~flask_mcp.core.server.ClientState`
 lives as long as stdin stays open, and answers to server-to-client requests
 come back on the same stdin, so they are routed in memory.
 
@@ -26,10 +26,10 @@ import sys
 import threading
 import typing as t
 
-from .. import jsonrpc
-from ..jsonrpc import MCPError
-from ..messages import validate_notification_params
-from ..server import ClientState
+from ..core.server import ClientState
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import MCPError
+from ..protocol.params import validate_notification_params
 from .streaming import REQUEST_CANCELLED, REQUEST_TIMEOUT
 
 if t.TYPE_CHECKING:
@@ -58,7 +58,7 @@ class _Pending:
 
 
 class StdioChannel:
-    """The :class:`~flask_mcp.context.Channel` of one request handled over stdio.
+    """The :class:`~flask_mcp.core.context.Channel` of one request handled over stdio.
 
     :param server: the connection the request arrived on.
     :param request_id: the id of the request being handled.

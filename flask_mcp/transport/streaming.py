@@ -10,7 +10,7 @@ synchronous JSON path.
 
 Answers to server-to-client requests arrive on other POSTs, in any thread,
 process or host; they travel through the session cache
-(:class:`~flask_mcp.mailbox.Mailbox`), never through process memory.
+(:class:`~flask_mcp.stores.mailbox.Mailbox`), never through process memory.
 """
 
 from __future__ import annotations
@@ -26,19 +26,19 @@ import typing as t
 
 from flask import Response, copy_current_request_context, stream_with_context
 
-from .. import jsonrpc
 from ..auth.gate import error_status
-from ..events import BROADCAST, parse_event_id
-from ..jsonrpc import SERVICE_UNAVAILABLE, MCPError
-from ..store_failures import unavailable
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
+from ..stores.events import BROADCAST, parse_event_id
+from ..stores.failures import unavailable
 
 if t.TYPE_CHECKING:
-    from ..events import EventLog
-    from ..mailbox import Mailbox
-    from ..principal import Principal
-    from ..server import ClientState
-    from ..sessions import Session
+    from ..core.server import ClientState
+    from ..policies.principal import Principal
     from ..state import MCPState
+    from ..stores.events import EventLog
+    from ..stores.mailbox import Mailbox
+    from ..stores.sessions import Session
 
 __all__ = ["HTTPChannel", "respond", "resume_or_listen", "sse_event"]
 
@@ -69,7 +69,7 @@ def sse_event(data: bytes, event_id: str | None = None, retry_ms: int | None = N
 
 
 class HTTPChannel:
-    """The :class:`~flask_mcp.context.Channel` of one POST handled with SSE.
+    """The :class:`~flask_mcp.core.context.Channel` of one POST handled with SSE.
 
     Every message is appended to the session's event log (so the stream can
     be resumed with ``Last-Event-ID``, in any process) and queued for the
@@ -290,7 +290,7 @@ def _tail(
     seconds without an event or ``MCP_SSE_MAX_LIFETIME`` in all (the client
     reconnects with ``Last-Event-ID`` and loses nothing), or with an error
     event when the store stops answering. It reads the store only when the
-    process's watcher (:class:`~flask_mcp.waker.Waker`) says the stream's
+    process's watcher (:class:`~flask_mcp.stores.waker.Waker`) says the stream's
     counter moved: an idle stream costs the store nothing.
     """
     settings = state.settings

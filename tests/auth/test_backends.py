@@ -26,8 +26,8 @@ from flask_mcp.auth import (
     UserFunctionBackend,
     hash_token,
 )
-from flask_mcp.principal import Principal
-from flask_mcp.tool_policy import ConfigurationError
+from flask_mcp.policies.principal import Principal
+from flask_mcp.policies.tool import ConfigurationError
 
 ISSUER = "https://auth.example.com"
 RESOURCE = "https://mcp.example.com/mcp"

@@ -9,8 +9,8 @@ from flask import Flask
 
 from flask_mcp import MCP
 from flask_mcp.auth import StaticTokenBackend, current_principal
-from flask_mcp.jsonrpc import PERMISSION_DENIED, RATE_LIMITED
-from flask_mcp.jsonrpc import MCPError as CoreError
+from flask_mcp.protocol.jsonrpc import PERMISSION_DENIED, RATE_LIMITED
+from flask_mcp.protocol.jsonrpc import MCPError as CoreError
 
 TOKENS = {"alice-token": {"subject": "alice", "scopes": ["read"]}, "bob-token": "bob"}
 ACCEPT = "application/json, text/event-stream"

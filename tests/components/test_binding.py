@@ -9,10 +9,11 @@ import marshmallow as ma
 import pytest
 from flask import Flask, request
 
-from flask_mcp import MCP, ArgumentBinding, Context, Principal, UnknownArguments, jsonrpc
-from flask_mcp.binding import MAX_LISTED_UNKNOWN, RESERVED_NAMES
-from flask_mcp.direct import DirectCallFailed, call_tool_json
-from flask_mcp.server import ClientState
+from flask_mcp import MCP, ArgumentBinding, Context, Principal, UnknownArguments
+from flask_mcp.components.binding import MAX_LISTED_UNKNOWN, RESERVED_NAMES
+from flask_mcp.core.calls import DirectCallFailed, call_tool_json
+from flask_mcp.core.server import ClientState
+from flask_mcp.protocol import jsonrpc
 from flask_mcp.testing import MCPTestClient
 
 
@@ -136,7 +137,7 @@ def test_seed_parameters_are_filled_by_the_server(mcp: MCP, make_app: t.Any) -> 
         "method": "tools/call",
         "params": {"name": "inspect_seeds", "arguments": {"x": 1}},
     }
-    from flask_mcp import jsonrpc
+    from flask_mcp.protocol import jsonrpc
 
     with app.test_request_context("/mcp", method="POST"):
         response = state.server.handle(jsonrpc.parse_message(message), ClientState(), principal=principal)

@@ -9,8 +9,8 @@ import marshmallow as ma
 import pytest
 
 from flask_mcp import ImageContent, ToolResult
-from flask_mcp.components import ResourceTemplate
-from flask_mcp.registration import build_prompt, build_resource, build_tool
+from flask_mcp.components.build import build_prompt, build_resource, build_tool
+from flask_mcp.components.model import ResourceTemplate
 
 
 class Result(ma.Schema):

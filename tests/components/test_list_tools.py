@@ -12,7 +12,7 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP, Context, NotFoundError
-from flask_mcp.selectors import build_list_tool, build_retrieve_tool
+from flask_mcp.components.list_tools import build_list_tool, build_retrieve_tool
 from flask_mcp.testing import MCPTestClient
 
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from flask_mcp.registration import build_prompt, build_resource, build_tool
-from flask_mcp.registry import MAX_CURSOR_OFFSET, InvalidCursor, Registry, decode_cursor, encode_cursor
+from flask_mcp.components.build import build_prompt, build_resource, build_tool
+from flask_mcp.components.registry import MAX_CURSOR_OFFSET, InvalidCursor, Registry, decode_cursor, encode_cursor
 
 
 def make_tool(name: str):

@@ -6,7 +6,7 @@ import typing as t
 
 import pytest
 
-from flask_mcp.uri_template import URITemplate
+from flask_mcp.components.uri_template import URITemplate
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,10 @@ import pytest
 from marshmallow import Schema, fields
 
 from flask_mcp import NotFoundError, ToolError
-from flask_mcp.direct import DirectCallFailed, call_tool_json
-from flask_mcp.registration import build_tool
-from flask_mcp.registry import Registry
-from flask_mcp.server import Server
+from flask_mcp.components.build import build_tool
+from flask_mcp.components.registry import Registry
+from flask_mcp.core.calls import DirectCallFailed, call_tool_json
+from flask_mcp.core.server import Server
 
 
 class Item(Schema):

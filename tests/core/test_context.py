@@ -7,10 +7,11 @@ import typing as t
 import marshmallow as ma
 import pytest
 
-from flask_mcp import Context, jsonrpc
-from flask_mcp.jsonrpc import MCPError
-from flask_mcp.registry import Registry
-from flask_mcp.server import Call, ClientState, Server
+from flask_mcp import Context
+from flask_mcp.components.registry import Registry
+from flask_mcp.core.server import Call, ClientState, Server
+from flask_mcp.protocol import jsonrpc
+from flask_mcp.protocol.jsonrpc import MCPError
 
 
 class Recorder:

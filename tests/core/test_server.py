@@ -8,12 +8,13 @@ import typing as t
 import pytest
 from marshmallow import Schema, fields
 
-from flask_mcp import ToolError, jsonrpc
-from flask_mcp.errors import MASKED_MESSAGE
-from flask_mcp.registration import build_prompt, build_resource, build_tool
-from flask_mcp.registry import Registry
-from flask_mcp.server import ClientState, Server
-from flask_mcp.versions import SUPPORTED_PROTOCOL_VERSIONS
+from flask_mcp import ToolError
+from flask_mcp.components.build import build_prompt, build_resource, build_tool
+from flask_mcp.components.registry import Registry
+from flask_mcp.core.server import ClientState, Server
+from flask_mcp.protocol import jsonrpc
+from flask_mcp.protocol.errors import MASKED_MESSAGE
+from flask_mcp.protocol.versions import SUPPORTED_PROTOCOL_VERSIONS
 
 
 class Pair(Schema):

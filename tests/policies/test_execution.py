@@ -11,7 +11,7 @@ import pytest
 from flask import g, request
 
 from flask_mcp import MCP, ToolError
-from flask_mcp.execution import ToolTimeout, in_transaction, with_timeout
+from flask_mcp.policies.execution import ToolTimeout, in_transaction, with_timeout
 
 
 class FakeSession:

@@ -9,8 +9,9 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, Request
-from flask_mcp.permissions import (
+from flask_mcp.components.build import build_tool
+from flask_mcp.core.server import ClientState
+from flask_mcp.policies.permissions import (
     Authenticated,
     CallablePermission,
     Permission,
@@ -21,9 +22,8 @@ from flask_mcp.permissions import (
     normalize_permissions,
     permission,
 )
-from flask_mcp.principal import Principal
-from flask_mcp.registration import build_tool
-from flask_mcp.server import ClientState
+from flask_mcp.policies.principal import Principal
+from flask_mcp.protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, Request
 
 ALICE = Principal("alice", frozenset({"read"}))
 ADMIN = Principal("root", frozenset({"read", "write", "admin"}))

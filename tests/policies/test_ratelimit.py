@@ -10,10 +10,10 @@ from cachelib import SimpleCache
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp.jsonrpc import RATE_LIMITED, Request
-from flask_mcp.principal import Principal
-from flask_mcp.ratelimit import CacheRateLimiter, FixedWindow, TokenBucket, parse_limit
-from flask_mcp.server import ClientState
+from flask_mcp.core.server import ClientState
+from flask_mcp.policies.principal import Principal
+from flask_mcp.policies.ratelimit import CacheRateLimiter, FixedWindow, TokenBucket, parse_limit
+from flask_mcp.protocol.jsonrpc import RATE_LIMITED, Request
 
 ALICE = Principal("alice")
 BOB = Principal("bob")

@@ -9,7 +9,7 @@ import marshmallow as ma
 import pytest
 
 from flask_mcp import MCP
-from flask_mcp.tool_policy import ConfigurationError, ToolDefaults, ToolPolicy
+from flask_mcp.policies.tool import ConfigurationError, ToolDefaults, ToolPolicy
 
 
 class PointSchema(ma.Schema):

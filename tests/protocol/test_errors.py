@@ -6,7 +6,7 @@ import marshmallow as ma
 import pytest
 from werkzeug.exceptions import NotFound
 
-from flask_mcp.errors import (
+from flask_mcp.protocol.errors import (
     MASKED_MESSAGE,
     NotFoundError,
     ToolError,

@@ -11,9 +11,9 @@ import uuid
 
 import pytest
 
-from flask_mcp import jsonrpc
-from flask_mcp.jsonrpc import MCPError, Notification, Request, Response
-from flask_mcp.strict_json import JSONLimits
+from flask_mcp.protocol import jsonrpc
+from flask_mcp.protocol.jsonrpc import MCPError, Notification, Request, Response
+from flask_mcp.protocol.strict_json import JSONLimits
 
 
 @pytest.mark.parametrize("text", ["{", "", "nul", '{"a": NaN}', '{"a": Infinity}', b"\xff\xfe"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flask_mcp.numerals import parse_numeral
+from flask_mcp.protocol.numerals import parse_numeral
 
 
 @pytest.mark.parametrize(("text", "value"), [("0", 0), ("7", 7), ("100", 100), ("099", 99)])

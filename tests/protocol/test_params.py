@@ -9,9 +9,11 @@ import marshmallow as ma
 import pytest
 from flask import Flask
 
-from flask_mcp import MCP, ToolResult, jsonrpc
-from flask_mcp.context import LOG_LEVELS
-from flask_mcp.messages import (
+from flask_mcp import MCP, ToolResult
+from flask_mcp.core.context import LOG_LEVELS
+from flask_mcp.core.methods import HANDLERS
+from flask_mcp.protocol import jsonrpc
+from flask_mcp.protocol.params import (
     NOTIFICATION_SCHEMAS,
     PARAMS_SCHEMAS,
     ErrorDetailSchema,
@@ -22,7 +24,6 @@ from flask_mcp.messages import (
     validate_notification_params,
     validate_params,
 )
-from flask_mcp.methods import HANDLERS
 
 #: One valid params object per method, the smallest the specification allows.
 VALID: dict[str, dict[str, t.Any]] = {

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from flask_mcp.strict_json import InvalidJSON, JSONLimitExceeded, JSONLimits, decode
+from flask_mcp.protocol.strict_json import InvalidJSON, JSONLimitExceeded, JSONLimits, decode
 
 MESSAGE = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"é","arguments":{"a":[1,2.5,true,null]}}}'
 

@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from flask_mcp import AudioContent, EmbeddedResource, ImageContent, PromptMessage, ResourceLink, TextContent
-from flask_mcp.content import content_block
+from flask_mcp.results.content import content_block
 
 
 def test_image_from_file_guesses_the_mime_type(tmp_path) -> None:

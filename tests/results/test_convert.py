@@ -19,7 +19,7 @@ from flask_mcp import (
     TextContent,
     ToolResult,
 )
-from flask_mcp.results import error_result, prompt_messages, resource_contents, tool_result
+from flask_mcp.results.convert import error_result, prompt_messages, resource_contents, tool_result
 
 
 class Item(Schema):

@@ -9,7 +9,7 @@ import typing as t
 import pytest
 
 from flask_mcp import MCP, ErrorFormat, NotFoundError, OutputFormat, ToolError
-from flask_mcp.formats import TOON_MARKER, ToonUnavailableWarning, error_result, render_text
+from flask_mcp.results.formats import TOON_MARKER, ToonUnavailableWarning, error_result, render_text
 
 toon_format = pytest.importorskip("toon_format")
 

@@ -9,8 +9,8 @@ import typing as t
 import pytest
 
 from flask_mcp import MCP
-from flask_mcp.spill import SPILL_URI_PREFIX, spill_token
-from flask_mcp.tool_policy import ConfigurationError
+from flask_mcp.policies.tool import ConfigurationError
+from flask_mcp.results.spill import SPILL_URI_PREFIX, spill_token
 
 BIG = [{"id": n, "text": "x" * 40} for n in range(50)]
 

@@ -11,8 +11,8 @@ import uuid
 import marshmallow as ma
 import pytest
 
-from flask_mcp.hints import field_for_hint, schema_from_dataclass, schema_from_signature
-from flask_mcp.json_schema import schema_to_json_schema
+from flask_mcp.schemas.hints import field_for_hint, schema_from_dataclass, schema_from_signature
+from flask_mcp.schemas.json_schema import schema_to_json_schema
 
 
 class Color(enum.Enum):

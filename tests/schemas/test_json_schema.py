@@ -7,7 +7,7 @@ import marshmallow as ma
 import pytest
 from marshmallow import fields, validate
 
-from flask_mcp.json_schema import schema_to_json_schema
+from flask_mcp.schemas.json_schema import schema_to_json_schema
 
 
 class Tag(ma.Schema):

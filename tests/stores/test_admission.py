@@ -9,8 +9,8 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp.jsonrpc import RATE_LIMITED, SERVICE_UNAVAILABLE
-from flask_mcp.server import ClientState
+from flask_mcp.core.server import ClientState
+from flask_mcp.protocol.jsonrpc import RATE_LIMITED, SERVICE_UNAVAILABLE
 from flask_mcp.testing import MCPTestClient
 from tests.conftest import redis_server
 

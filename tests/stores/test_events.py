@@ -12,7 +12,7 @@ from flask import Flask
 from flask_caching import Cache
 
 from flask_mcp import MCP, Context
-from flask_mcp.events import BROADCAST, EventLog, parse_event_id
+from flask_mcp.stores.events import BROADCAST, EventLog, parse_event_id
 
 
 def parse_events(chunks: t.Iterator[bytes]) -> t.Iterator[dict[str, t.Any]]:

@@ -12,13 +12,13 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP, Context
-from flask_mcp.jsonrpc import SERVICE_UNAVAILABLE
-from flask_mcp.server import Server
-from flask_mcp.store_failures import store_errors
+from flask_mcp.core.server import Server
+from flask_mcp.protocol.jsonrpc import SERVICE_UNAVAILABLE
+from flask_mcp.stores.failures import store_errors
 from flask_mcp.testing import MCPTestClient
 from flask_mcp.transport.cgi import serve_cgi
 from tests.conftest import RedisProcess
-from tests.test_transport_cgi import parse
+from tests.transport.test_cgi import parse
 
 ACCEPT = "application/json, text/event-stream"
 

@@ -15,9 +15,9 @@ import pytest
 from flask import Flask
 from flask_caching import Cache
 
-from flask_mcp.mailbox import Mailbox
+from flask_mcp.stores.mailbox import Mailbox
 from tests.conftest import Clock
-from tests.test_transport_streaming import Endpoint, call, gunicorn, read_events
+from tests.transport.test_streaming import Endpoint, call, gunicorn, read_events
 
 TTL = 600
 

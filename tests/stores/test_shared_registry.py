@@ -13,9 +13,9 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp import shared_registry as shared_registry_module
-from flask_mcp.events import BROADCAST
-from flask_mcp.shared_registry import RuntimeRegistrationWarning
+from flask_mcp.stores import shared_registry as shared_registry_module
+from flask_mcp.stores.events import BROADCAST
+from flask_mcp.stores.shared_registry import RuntimeRegistrationWarning
 from flask_mcp.testing import MCPTestClient
 from tests.conftest import worker_app
 

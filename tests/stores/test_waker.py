@@ -7,8 +7,8 @@ import typing as t
 
 from cachelib import SimpleCache
 
-from flask_mcp.stream_slots import StreamSlots
-from flask_mcp.waker import Waker
+from flask_mcp.stores.waker import Waker
+from flask_mcp.transport.stream_slots import StreamSlots
 
 
 class Broken:

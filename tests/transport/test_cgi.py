@@ -14,10 +14,10 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp.permissions import ScopeRequired
+from flask_mcp.policies.permissions import ScopeRequired
 from flask_mcp.transport.cgi import serve_cgi
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class CGIResult(t.NamedTuple):

@@ -16,8 +16,8 @@ from werkzeug.serving import DechunkedInput
 from flask_mcp import MCP, ToolResult
 from flask_mcp.transport.http import SESSION_NOT_FOUND
 
-from .test_registry import FORGED_CURSORS
-from .test_transport_body import FailingStream
+from ..components.test_registry import FORGED_CURSORS
+from .test_body import FailingStream
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]

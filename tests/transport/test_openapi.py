@@ -11,7 +11,7 @@ from marshmallow import Schema, fields
 from openapi_spec_validator import validate
 
 from flask_mcp import MCP
-from flask_mcp.openapi import ERROR_SCHEMA, swagger_ui_page
+from flask_mcp.transport.openapi import ERROR_SCHEMA, swagger_ui_page
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 

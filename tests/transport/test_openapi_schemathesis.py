@@ -28,7 +28,7 @@ from schemathesis.checks import (  # noqa: E402  (only importable once the skip 
     status_code_conformance,
 )
 
-QUICKSTART = Path(__file__).resolve().parents[1] / "examples" / "quickstart" / "app.py"
+QUICKSTART = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "app.py"
 OPENAPI_PATH = "/mcp/rest/openapi.json"
 
 

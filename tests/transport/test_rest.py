@@ -16,7 +16,7 @@ from werkzeug.serving import DechunkedInput
 
 from flask_mcp import MCP, Context, NotFoundError, ToolError
 
-from .test_transport_body import FailingStream
+from .test_body import FailingStream
 
 SECRET = "secret-detail-4711"
 

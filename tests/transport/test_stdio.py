@@ -19,8 +19,8 @@ from mcp import Client, StdioServerParameters
 from flask_mcp import MCP
 from flask_mcp.transport.stdio import serve_stdio
 
-from .conftest import REPO_ROOT
-from .stdio_app import app as stdio_app
+from ..conftest import REPO_ROOT
+from ..stdio_app import app as stdio_app
 
 INIT = {
     "jsonrpc": "2.0",

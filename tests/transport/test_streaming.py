@@ -32,10 +32,10 @@ from marshmallow import fields, validate
 from mcp import Client
 
 from flask_mcp import MCP, Context, MCPError
-from flask_mcp.context import LOG_LEVELS
+from flask_mcp.core.context import LOG_LEVELS
 from flask_mcp.testing import ACCEPT, SchemaValidator
 
-from .conftest import REPO_ROOT, free_port
+from ..conftest import REPO_ROOT, free_port
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import typing as t
 
-from ..jsonrpc import INVALID_PARAMS, MCPError
+from ...protocol.jsonrpc import INVALID_PARAMS, MCPError
 
 if t.TYPE_CHECKING:
-    from ..components import Completer
+    from ...components.model import Completer
     from ..server import Call
 
 #: The spec caps one response at 100 values.

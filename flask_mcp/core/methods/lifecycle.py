@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import typing as t
 
-from .. import jsonrpc
+from ...protocol import jsonrpc
+from ...protocol.jsonrpc import INVALID_PARAMS, MCPError
+from ...protocol.versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 from ..context import LOG_LEVELS
-from ..jsonrpc import INVALID_PARAMS, MCPError
-from ..versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
 
 if t.TYPE_CHECKING:
     from ..server import Call

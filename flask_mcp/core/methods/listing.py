@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import typing as t
 
-from ..jsonrpc import INVALID_PARAMS, MCPError
-from ..registry import RESULT_KEYS, InvalidCursor, Kind, paginate
+from ...components.registry import RESULT_KEYS, InvalidCursor, Kind, paginate
+from ...protocol.jsonrpc import INVALID_PARAMS, MCPError
 
 if t.TYPE_CHECKING:
-    from ..permissions import ComponentKind
+    from ...policies.permissions import ComponentKind
     from ..server import Call
 
 

@@ -6,9 +6,9 @@ import typing as t
 
 import marshmallow as ma
 
-from ..errors import describe_validation_error
-from ..jsonrpc import INVALID_PARAMS, MCPError
-from ..results import prompt_messages
+from ...protocol.errors import describe_validation_error
+from ...protocol.jsonrpc import INVALID_PARAMS, MCPError
+from ...results.convert import prompt_messages
 from .listing import list_page
 
 if t.TYPE_CHECKING:

@@ -7,11 +7,11 @@ import typing as t
 
 import marshmallow as ma
 
-from ..components import ResourceTemplate
-from ..errors import NotFoundError, describe_validation_error
-from ..jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
-from ..results import resource_contents
-from ..spill import spill_token
+from ...components.model import ResourceTemplate
+from ...protocol.errors import NotFoundError, describe_validation_error
+from ...protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
+from ...results.convert import resource_contents
+from ...results.spill import spill_token
 from .listing import list_page
 
 if t.TYPE_CHECKING:

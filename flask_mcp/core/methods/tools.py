@@ -7,17 +7,17 @@ import typing as t
 
 import marshmallow as ma
 
-from .. import jsonrpc
-from ..errors import NotFoundError, describe_exception, describe_validation_error, is_expected
-from ..execution import ToolTimeout, in_transaction, with_timeout
-from ..formats import ErrorType, error_result
-from ..jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MCPError
-from ..results import tool_result
-from ..spill import spill_uri
+from ...policies.execution import ToolTimeout, in_transaction, with_timeout
+from ...protocol import jsonrpc
+from ...protocol.errors import NotFoundError, describe_exception, describe_validation_error, is_expected
+from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MCPError
+from ...results.convert import tool_result
+from ...results.formats import ErrorType, error_result
+from ...results.spill import spill_uri
 from .listing import list_page
 
 if t.TYPE_CHECKING:
-    from ..components import Tool
+    from ...components.model import Tool
     from ..server import Call
 
 logger = logging.getLogger("flask_mcp")
