@@ -1,12 +1,32 @@
-"""flask_mcp: serve the Model Context Protocol from a Flask app."""
+"""flask_mcp: serve the Model Context Protocol from a Flask app.
+
+Everything an app needs is importable from here; the packages underneath
+(``schemas``, ``protocol``, ``policies``, ``results``, ``components``,
+``core``, ``stores``, ``auth``, ``transport``) are the layers described in
+``docs/architecture.rst``.
+"""
 
 from __future__ import annotations
 
+from .auth.gate import current_principal
 from .components.bulk import ToolDefinition
 from .core.context import Context, ElicitResult
 from .extension import MCP
+from .globals import current_state
+from .policies.execution import ToolTimeout
 from .policies.options import ArgumentBinding, ErrorFormat, KwargsPrecedence, OutputFormat, UnknownArguments
+from .policies.permissions import (
+    Authenticated,
+    Permission,
+    PermissionContext,
+    ScopeRequired,
+    UnprotectedToolError,
+    UnprotectedToolWarning,
+    permission,
+)
 from .policies.principal import Principal
+from .policies.ratelimit import FixedWindow, TokenBucket
+from .policies.tool import ConfigurationError
 from .protocol.errors import NotFoundError, ToolError
 from .protocol.jsonrpc import MCPError
 from .protocol.versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
@@ -20,6 +40,11 @@ from .results.content import (
     TextContent,
     ToolResult,
 )
+from .results.formats import ToonUnavailableWarning
+from .results.status import status_result
+from .stores.shared_registry import RuntimeRegistrationWarning
+from .transport.cgi import serve_cgi
+from .transport.stdio import serve_stdio
 
 __version__ = "0.1.0"
 
@@ -29,22 +54,40 @@ __all__ = [
     "SUPPORTED_PROTOCOL_VERSIONS",
     "ArgumentBinding",
     "AudioContent",
+    "Authenticated",
+    "ConfigurationError",
     "Content",
     "Context",
     "ElicitResult",
     "EmbeddedResource",
     "ErrorFormat",
+    "FixedWindow",
     "ImageContent",
     "KwargsPrecedence",
     "MCPError",
     "NotFoundError",
     "OutputFormat",
+    "Permission",
+    "PermissionContext",
     "Principal",
     "PromptMessage",
     "ResourceLink",
+    "RuntimeRegistrationWarning",
+    "ScopeRequired",
     "TextContent",
+    "TokenBucket",
     "ToolDefinition",
     "ToolError",
     "ToolResult",
+    "ToolTimeout",
+    "ToonUnavailableWarning",
     "UnknownArguments",
+    "UnprotectedToolError",
+    "UnprotectedToolWarning",
+    "current_principal",
+    "current_state",
+    "permission",
+    "serve_cgi",
+    "serve_stdio",
+    "status_result",
 ]

@@ -25,7 +25,8 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 
-from .core.server import ClientState
+from .core.client import ClientState
+from .globals import state_of
 from .protocol import jsonrpc
 from .protocol.jsonrpc import MCPError
 from .transport.cgi import serve_cgi
@@ -36,7 +37,6 @@ from .transport.stdio import message_context, serve_stdio
 if t.TYPE_CHECKING:
     from flask import Flask
 
-    from .state import MCPState
 
 __all__ = ["mcp_group"]
 
@@ -71,7 +71,7 @@ class _ConsoleChannel:
 
 def _request(app: Flask, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
     """Send one request through the protocol core; return its result or raise ``ClickException``."""
-    state: MCPState = app.extensions["mcp"]
+    state = state_of(app)
     message = jsonrpc.Request(id=1, method=method, params=params)
     channel = _ConsoleChannel() if state.server.needs_channel(message) else None
     with message_context(app):

@@ -5,14 +5,13 @@ from __future__ import annotations
 import logging
 import typing as t
 
-from flask import Blueprint, Flask, Response, current_app
+from flask import Blueprint, Flask, Response
 from flask.blueprints import BlueprintSetupState
 from flask_caching import Cache
 from flask_caching.backends import NullCache
 from werkzeug.exceptions import HTTPException
 
 from .auth import AuthBackend
-from .auth.gate import register_metadata_routes
 from .cli import mcp_group
 from .components.build import (
     PromptOptions,
@@ -27,6 +26,7 @@ from .components.list_tools import ListToolOptions, RetrieveToolOptions, build_l
 from .components.model import Prompt, Resource, ResourceTemplate, Tool
 from .components.registry import Registry
 from .config import Settings
+from .globals import EXTENSION_KEY, current_state, find_state, state_of
 from .policies.execution import Transaction
 from .policies.permissions import PermissionLike, check_protected, normalize_permissions
 from .protocol.jsonrpc import INTERNAL_ERROR
@@ -34,6 +34,7 @@ from .runtime_changes import RuntimeChanges
 from .state import MCPState, build_state
 from .transport import rest
 from .transport.http import endpoint, error_response
+from .transport.metadata import register_metadata_routes
 
 __all__ = ["MCP", "MCPState"]
 
@@ -146,11 +147,11 @@ class MCP(RuntimeChanges):
         app.view_functions[name] = endpoint
         # The REST routes live at MCP_REST_PREFIX, an absolute path, whichever way the blueprint was registered.
         rest.add_routes(app, name.rpartition(".")[0], setup_state.url_prefix or "/")
-        if app.extensions["mcp"].auth is not None:
+        if state_of(app).auth is not None:
             register_metadata_routes(app, name.rpartition(".")[0], setup_state.url_prefix or "/")
 
     def _setup(self, app: Flask) -> None:
-        existing = app.extensions.get("mcp")
+        existing = find_state(app)
         if existing is not None:
             if existing.mcp is self:
                 return
@@ -164,7 +165,7 @@ class MCP(RuntimeChanges):
             self._unprotected_tools = "error" if strict else "warn"
         # Refuses settings that contradict a registered tool's options, now rather than on a call.
         self.registry.configure_tools(settings.tool_defaults)
-        app.extensions["mcp"] = state
+        app.extensions[EXTENSION_KEY] = state
         with app.app_context():
             if not self._loaders_ran:
                 # Once per process: every app sharing this extension shares its registry.
@@ -226,7 +227,7 @@ class MCP(RuntimeChanges):
         if isinstance(exc, HTTPException):
             return error_response(exc.code or 500, f"{exc.name}: {exc.description}")
         logger.exception("MCP endpoint failed")
-        server = t.cast(MCPState, current_app.extensions["mcp"]).server
+        server = current_state().server
         return error_response(500, "Internal error", INTERNAL_ERROR, data=server.internal_error(exc).data)
 
     # -- registration ----------------------------------------------------

@@ -10,11 +10,11 @@ import typing as t
 
 from flask import current_app, has_app_context
 
+from .globals import current_state, find_state
 from .stores.events import BROADCAST
 
 if t.TYPE_CHECKING:
     from .components.registry import Kind, Registry
-    from .state import MCPState
     from .stores.shared_registry import Loader, SharedRegistry
 
 __all__ = ["RuntimeChanges"]
@@ -75,7 +75,7 @@ class RuntimeChanges:
         return t.cast("Kind", _KIND_OF[kind])
 
     def _shared(self) -> SharedRegistry:
-        state: MCPState = current_app.extensions["mcp"]
+        state = current_state()
         if state.mcp is not self or state.shared is None:
             raise RuntimeError(
                 "run-time changes need the app's session cache (a stateless app with a NullCache has none)"
@@ -86,7 +86,7 @@ class RuntimeChanges:
         # Registrations at import time happen before any app exists: nobody to tell.
         if not has_app_context():
             return
-        state = current_app.extensions.get("mcp")
+        state = find_state(current_app)
         if state is None or state.mcp is not self or state.shared is None:
             return
         if getattr(state.shared.loading, "active", False):
@@ -100,6 +100,6 @@ class RuntimeChanges:
         self._broadcast(_LIST_CHANGED[kind], {})
 
     def _broadcast(self, method: str, params: dict[str, t.Any]) -> None:
-        state = current_app.extensions.get("mcp")
+        state = find_state(current_app)
         if state is not None and state.mcp is self and state.events is not None:
             state.events.append(None, BROADCAST, {"jsonrpc": "2.0", "method": method, "params": params})

@@ -5,48 +5,18 @@ Imports under ``if TYPE_CHECKING:`` are left out: they never run.
 
 from __future__ import annotations
 
-import ast
-import typing as t
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "flask_mcp"
-
-
-def _module_name(root: Path, path: Path) -> str:
-    parts = list(path.relative_to(root.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _runtime_nodes(tree: ast.AST) -> t.Iterator[ast.AST]:
-    """Every node except the bodies of ``if TYPE_CHECKING:`` blocks."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            yield from (n for child in node.orelse for n in [child, *_runtime_nodes(child)])
-            continue
-        yield node
-        yield from _runtime_nodes(node)
+from tests.imports import PACKAGE, edges, module_name
 
 
 def import_graph(root: Path) -> dict[str, set[str]]:
     """Module -> the package's modules it imports when it runs."""
-    modules = {_module_name(root, path): path for path in root.rglob("*.py")}
+    modules = {module_name(root, path) for path in root.rglob("*.py")}
     graph: dict[str, set[str]] = {name: set() for name in modules}
-    for name, path in modules.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _runtime_nodes(ast.parse(path.read_text())):
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = package
-                for _ in range(max(0, node.level - 1)):
-                    base = base.rpartition(".")[0]
-                source = ".".join(p for p in (base if node.level else "", node.module or "") if p)
-                # "from pkg import mod" imports the module; "from mod import name", the module.
-                targets = [
-                    f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source for alias in node.names
-                ]
-            graph[name] |= {target for target in targets if target in modules and target != name}
+    for edge in edges(root):
+        if edge.runtime and edge.target in modules:
+            graph[edge.source].add(edge.target)
     return graph
 
 

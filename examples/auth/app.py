@@ -15,7 +15,7 @@ from flask import Flask
 
 from flask_mcp import MCP
 from flask_mcp.auth import current_principal
-from flask_mcp.policies.permissions import Authenticated, ScopeRequired
+from flask_mcp import Authenticated, ScopeRequired
 
 #: The token the server accepts unless ``MCP_DEMO_TOKEN`` says otherwise.
 DEFAULT_TOKEN = "demo-token"

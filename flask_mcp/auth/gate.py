@@ -6,13 +6,12 @@ import math
 import typing as t
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, current_app, request
+from flask import request
 
+from ..globals import current_state
 from ..policies.principal import Principal
 from ..policies.tool import ConfigurationError
-from ..protocol import jsonrpc
 from ..protocol.jsonrpc import PERMISSION_DENIED, RATE_LIMITED, SERVICE_UNAVAILABLE
-from ..transport.guard import rejection
 from .base import AuthBackend
 
 if t.TYPE_CHECKING:
@@ -27,7 +26,6 @@ __all__ = [
     "current_gate",
     "current_principal",
     "error_status",
-    "register_metadata_routes",
 ]
 
 #: Where Protected Resource Metadata lives (RFC 9728 section 3); the
@@ -139,7 +137,7 @@ def current_gate() -> AuthGate:
 
     :raises RuntimeError: the app has no auth backend.
     """
-    gate: AuthGate | None = current_app.extensions["mcp"].auth
+    gate: AuthGate | None = current_state().auth
     if gate is None:
         raise RuntimeError("no authentication backend is configured on this app")
     return gate
@@ -172,38 +170,3 @@ def error_status(error: t.Any, gate: AuthGate | None) -> tuple[int, dict[str, st
             headers["Retry-After"] = str(max(0, math.ceil(retry)))
         return (429 if code == RATE_LIMITED else 503), headers
     return None
-
-
-def metadata_view() -> Response:
-    """``GET /.well-known/oauth-protected-resource[/<endpoint path>]``."""
-    if request.method not in ("GET", "HEAD", "OPTIONS"):
-        body = jsonrpc.encode({"error": f"Method Not Allowed: {request.method}"})
-        return Response(body, status=405, headers={"Allow": "GET, HEAD, OPTIONS"}, content_type="application/json")
-    settings = current_gate().settings
-    # The same Host guard as the endpoint (the document names this server);
-    # origins are not checked: the document is public by design, and read by
-    # browser-based clients from other origins.
-    reason = rejection(request.environ, settings.allowed_hosts, ("*",))
-    if reason is not None:
-        body = jsonrpc.encode({"error": reason})
-        return Response(body, status=403, content_type="application/json")
-    headers = {"Access-Control-Allow-Origin": "*"}
-    if request.method == "OPTIONS":
-        return Response(status=204, headers={**headers, "Allow": "GET, HEAD, OPTIONS"})
-    return Response(jsonrpc.encode(current_gate().metadata()), headers=headers, content_type="application/json")
-
-
-def register_metadata_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
-    """Serve the metadata at the well-known URL and at its variant for *mcp_path*."""
-    gate: AuthGate = app.extensions["mcp"].auth
-    gate.mcp_path = mcp_path
-    paths = {METADATA_PATH: "oauth_protected_resource"}
-    if mcp_path.strip("/"):
-        paths[METADATA_PATH + "/" + mcp_path.strip("/")] = "oauth_protected_resource_path"
-    taken = {rule.rule for rule in app.url_map.iter_rules()}
-    for path, name in paths.items():
-        if path in taken:
-            continue  # the app serves its own document there
-        endpoint = f"{endpoint_prefix}.{name}"
-        app.url_map.add(app.url_rule_class(path, endpoint=endpoint, methods=None))
-        app.view_functions[endpoint] = metadata_view

@@ -26,7 +26,7 @@ from ..policies.options import ArgumentBinding, KwargsPrecedence, UnknownArgumen
 from ..schemas.json_schema import validate_json_schema
 
 if t.TYPE_CHECKING:
-    from ..core.server import Call
+    from ..core.client import Call
     from ..policies.tool import KwargsProvider
 
 __all__ = ["MAX_LISTED_UNKNOWN", "RESERVED_NAMES", "ArgumentBinder", "accepted_parameters"]

@@ -1,11 +1,16 @@
-"""Calling a tool without JSON-RPC, for the REST and CGI adapters.
+"""One path for a call: admit, bind, run, convert.
 
-Both adapters answer ``{"result": value}`` or an error with an HTTP status;
-only the wording of their errors differs. The steps are the protocol core's
-own (:func:`~flask_mcp.core.methods.tools.load_arguments`,
-:func:`~flask_mcp.core.methods.tools.run_tool`, :func:`~flask_mcp.results.convert.tool_value`),
-so validation, invocation, masking and conversion are the same on every
-surface.
+``tools/call`` and ``resources/read`` (:mod:`flask_mcp.core.methods`), the
+REST and CGI adapters and the CLI all go through these steps, so
+permissions, rate limits, validation, invocation, masking and conversion
+are the same on every surface:
+
+* :func:`load_arguments` admits the caller and binds the arguments;
+* :func:`run_tool` invokes the tool (in its transaction, within its time limit);
+* :func:`read_contents` admits the caller and reads a resource;
+* :func:`call_tool_json` and :func:`read_resource` run those steps for
+  adapters that speak plain JSON rather than JSON-RPC: they build the
+  :class:`~flask_mcp.core.server.Call` themselves, so no adapter fakes one.
 """
 
 from __future__ import annotations
@@ -15,19 +20,147 @@ import typing as t
 
 import marshmallow as ma
 
+from ..components.model import ResourceTemplate
+from ..policies.execution import in_transaction, with_timeout
 from ..protocol import jsonrpc
-from ..protocol.errors import NotFoundError, describe_exception, describe_validation_error
-from ..protocol.jsonrpc import PERMISSION_DENIED, RATE_LIMITED, MCPError
-from ..results.convert import tool_value
-from .methods.tools import load_arguments, run_tool
-from .server import Call, ClientState, Server
+from ..protocol.errors import NotFoundError, describe_exception, describe_validation_error, is_expected
+from ..protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, RESOURCE_NOT_FOUND, MCPError
+from ..results.convert import resource_contents, tool_value
+from ..results.spill import spill_token
+from .client import Call, ClientState
 
 if t.TYPE_CHECKING:
+    from ..components.model import Tool
     from ..policies.principal import Principal
+    from .server import Server
 
-__all__ = ["DirectCallFailed", "Reason", "call_tool_json"]
+__all__ = [
+    "DirectCallFailed",
+    "Reason",
+    "call_tool_json",
+    "load_arguments",
+    "not_found",
+    "read_contents",
+    "read_resource",
+    "run_tool",
+]
 
 logger = logging.getLogger("flask_mcp")
+
+
+# -- tools -------------------------------------------------------------------------------------
+
+
+def load_arguments(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Validate *arguments* and build the tool function's keyword arguments.
+
+    Shared by ``tools/call`` and :func:`call_tool_json`, so every surface validates and binds
+    alike (policies, ``kwargs`` provider, the server's seeds). The caller's
+    permissions and rate limits are checked first, on both.
+
+    :raises MCPError: permission denied or rate limited.
+    :raises marshmallow.ValidationError: naming the offending fields.
+    """
+    call.server.admit(call, "tool", tool, arguments)
+    return tool.binder.bind(call, tool.load_arguments(arguments), arguments.keys())
+
+
+def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any]) -> t.Any:
+    """Invoke *tool* through the server's invoker and return what it returned.
+
+    An atomic tool runs inside the server's transaction hook; a tool with a
+    time limit runs in a worker thread waited on for that long. An
+    unexpected exception (a bug rather than a :class:`~flask_mcp.ToolError`)
+    is logged here, once for every transport, then raised again.
+
+    :raises ToolTimeout: when the tool's time limit passed.
+    """
+    server = call.server
+
+    def run() -> t.Any:
+        return server.invoke(tool.func, kwargs)
+
+    if tool.policy.atomic:
+        plain = run
+
+        def run() -> t.Any:
+            if server.transaction is None:
+                raise RuntimeError(f"tool {tool.name!r} is atomic but the MCP extension has no transaction hook")
+            return in_transaction(server.transaction, plain)
+
+    try:
+        timeout = tool.resolved.timeout
+        return with_timeout(timeout, run) if timeout is not None else run()
+    except Exception as exc:
+        if not is_expected(exc):
+            logger.exception("tool %r failed", tool.name)
+        raise
+
+
+# -- resources ---------------------------------------------------------------------------------
+
+
+def not_found(uri: str) -> MCPError:
+    """The -32002 error for a URI no resource answers to."""
+    return MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+
+
+def read_contents(call: Call, uri: str) -> dict[str, t.Any]:
+    """The ``resources/read`` result for *uri*: a spilled tool result, a static resource or a template's.
+
+    Shared by ``resources/read`` and the REST adapter. The caller's
+    permissions are checked before the template's variables are validated.
+
+    :raises MCPError: -32002 when nothing answers to *uri* (or its handler
+        raised :class:`~flask_mcp.NotFoundError`), -32602 for invalid
+        template variables, a permission denial or a rate limit.
+    """
+    token = spill_token(uri)
+    if token is not None:
+        return _read_spilled(call, uri, token)
+    found = call.server.registry.find_resource(uri)
+    if found is None:
+        raise not_found(uri)
+    resource, variables = found
+    call.server.admit(call, "resource", resource, variables)
+    kwargs: dict[str, t.Any] = {}
+    if isinstance(resource, ResourceTemplate):
+        try:
+            kwargs = resource.load_variables(variables)
+        except ma.ValidationError as exc:
+            raise MCPError(INVALID_PARAMS, f"Invalid params: {describe_validation_error(exc)}", {"uri": uri}) from None
+    if resource.context_param:
+        kwargs[resource.context_param] = call.context()
+    try:
+        value = call.server.invoke(resource.func, kwargs)
+    except NotFoundError:
+        raise not_found(uri) from None
+    return {"contents": resource_contents(value, uri, resource.mime_type, resource.output_schema)}
+
+
+def _read_spilled(call: Call, uri: str, token: str) -> dict[str, t.Any]:
+    # A tool's oversized result, kept for the session that produced it.
+    store = call.server.result_store
+    stored = store.get(token, call.state.session_id) if store is not None else None
+    if stored is None:
+        raise not_found(uri)
+    text, mime_type = stored
+    return {"contents": [{"uri": uri, "mimeType": mime_type, "text": text}]}
+
+
+def read_resource(server: Server, uri: str, principal: Principal | None = None) -> dict[str, t.Any]:
+    """:func:`read_contents` for an adapter without a session: the ``resources/read`` result for *uri*.
+
+    :raises MCPError: as :func:`read_contents`, and -32602 for a URI longer
+        than the server allows.
+    :raises Exception: one of ``server.unavailable`` when the store did not answer.
+    """
+    call = Call(server, ClientState(), "resources/read", {"uri": uri}, principal=principal)
+    return read_contents(call, server.bounded_uri(uri))
+
+
+# -- tool calls without JSON-RPC ---------------------------------------------------------------
+
 
 #: Why a direct call produced no value.
 Reason = t.Literal["unknown_tool", "invalid_arguments", "not_found", "tool_error", "permission_denied", "rate_limited"]

@@ -24,15 +24,15 @@ import marshmallow as ma
 
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import MCPError
+from ..protocol.versions import LOG_LEVELS
+from ..schemas.hints import InjectedParameter
 from ..schemas.json_schema import schema_to_json_schema
 
 if t.TYPE_CHECKING:
-    from .server import Call
+    from .client import Call
 
 __all__ = ["Channel", "Context", "ElicitResult"]
 
-#: RFC 5424 severities, lowest first, as ``logging/setLevel`` accepts them.
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 #: Error code for a server-to-client request the client cannot take.
 CAPABILITY_MISSING = -32603
 
@@ -68,7 +68,7 @@ class ElicitResult:
     content: dict[str, t.Any] | None = None
 
 
-class Context:
+class Context(InjectedParameter):
     """The running request, as a handler sees it.
 
     :param call: the request being handled.

@@ -15,29 +15,6 @@ clients add members), declared ones are type-checked, and an optional member
 may be ``null``, which handlers treat as absent. Free-form objects such as
 ``tools/call``'s ``arguments`` only have to be objects: their own keys are
 checked by the tool's input schema.
-
-The module also describes a tool result in *status form*, for tools that
-report an outcome rather than a value. It is opt-in: a tool returns
-:func:`status_result` (or builds its own :class:`~flask_mcp.ToolResult`)::
-
-    from flask_mcp.protocol.params import status_result
-
-    @mcp.tool()
-    def rename(path: str, new_name: str) -> ToolResult:
-        if not exists(path):
-            return status_result({
-                "status": "failure",
-                "error": {"error_type": "FileNotFound", "error_message": f"no file {path}"},
-            })
-        return status_result({
-            "status": "success",
-            "data": {"path": move(path, new_name)},
-            "explanation": "Renamed the file.",
-        })
-
-The success result carries ``data`` as ``structuredContent`` and as JSON
-text, then the explanation as a second text block; the failure is a result
-with ``isError`` whose text reads ``Error executing tool: no file ...``.
 """
 
 from __future__ import annotations
@@ -48,21 +25,18 @@ import marshmallow as ma
 from marshmallow import fields, validate, validates_schema
 from marshmallow.types import ErrorMessages
 
-from ..core.context import LOG_LEVELS
-from ..results.content import ToolResult
-from ..results.convert import error_result, tool_result
+from ..schemas.fields import ObjectField, OpenSchema
 from .errors import describe_validation_error
 from .jsonrpc import ID_BOUNDS, INVALID_PARAMS, MCPError, is_request_id
+from .versions import LOG_LEVELS
 
 __all__ = [
-    "FAILURE_STATUSES",
     "NOTIFICATION_SCHEMAS",
     "PARAMS_SCHEMAS",
     "CancelledParamsSchema",
     "CompleteParamsSchema",
     "CompletionArgumentSchema",
     "CompletionContextSchema",
-    "ErrorDetailSchema",
     "GetPromptParamsSchema",
     "ImplementationSchema",
     "InitializeParamsSchema",
@@ -72,45 +46,10 @@ __all__ = [
     "RequestParamsSchema",
     "ResourceParamsSchema",
     "SetLevelParamsSchema",
-    "StatusResultSchema",
     "ToolCallSchema",
-    "status_result",
-    "status_result_to_tool_result",
     "validate_notification_params",
     "validate_params",
 ]
-
-#: The ``status`` values of a status-form result that mean the tool failed.
-FAILURE_STATUSES: frozenset[str] = frozenset({"failure"})
-
-
-class _OpenSchema(ma.Schema):
-    """Keeps undeclared keys: MCP objects may carry members a later revision adds."""
-
-    class Meta:
-        unknown = ma.INCLUDE
-
-
-class _Object(fields.Nested):
-    """A nested object whose non-object values are refused like a ``Dict`` field's.
-
-    (``Nested`` alone reports them as ``<field>._schema: Invalid input type.``)
-    """
-
-    # marshmallow merges these along the MRO, as a class attribute.
-    default_error_messages: ErrorMessages = {"type": "Not a valid mapping type."}  # noqa: RUF012
-
-    def _deserialize(
-        self,
-        value: t.Any,
-        attr: str | None,
-        data: t.Mapping[str, t.Any] | None,
-        partial: bool | t.Sequence[str] | t.AbstractSet[str] | None = None,
-        **kwargs: t.Any,
-    ) -> t.Any:
-        if not isinstance(value, t.Mapping):
-            raise self.make_error("type")
-        return super()._deserialize(value, attr, data, partial, **kwargs)
 
 
 class RequestIdField(fields.Field):  # type: ignore[type-arg]
@@ -125,7 +64,7 @@ class RequestIdField(fields.Field):  # type: ignore[type-arg]
         return value
 
 
-class RequestParamsSchema(_OpenSchema):
+class RequestParamsSchema(OpenSchema):
     """The params every request may have: only ``_meta`` (``progressToken`` and the like).
 
     Used as is by ``ping``.
@@ -134,7 +73,7 @@ class RequestParamsSchema(_OpenSchema):
     _meta = fields.Dict(allow_none=True)
 
 
-class ImplementationSchema(_OpenSchema):
+class ImplementationSchema(OpenSchema):
     """``clientInfo`` of ``initialize``: the client's ``name`` and ``version``.
 
     ``version`` may be left out: the server only stores it, and refusing the
@@ -155,7 +94,7 @@ class InitializeParamsSchema(RequestParamsSchema):
 
     protocolVersion = fields.String(required=True)  # the wire names
     capabilities = fields.Dict(allow_none=True)
-    clientInfo = _Object(ImplementationSchema, allow_none=True)
+    clientInfo = ObjectField(ImplementationSchema, allow_none=True)
 
 
 class PaginatedParamsSchema(RequestParamsSchema):
@@ -191,7 +130,7 @@ class GetPromptParamsSchema(RequestParamsSchema):
     arguments = fields.Dict(allow_none=True)
 
 
-class ReferenceSchema(_OpenSchema):
+class ReferenceSchema(OpenSchema):
     """``ref`` of ``completion/complete``: a prompt by ``name`` or a resource template by ``uri``."""
 
     type = fields.String(required=True, validate=validate.OneOf(["ref/prompt", "ref/resource"]))
@@ -206,14 +145,14 @@ class ReferenceSchema(_OpenSchema):
             raise ma.ValidationError(f"Required when type is {data['type']}.", field_name=needed)
 
 
-class CompletionArgumentSchema(_OpenSchema):
+class CompletionArgumentSchema(OpenSchema):
     """``argument`` of ``completion/complete``: which argument, and what was typed so far."""
 
     name = fields.String(required=True)
     value = fields.String(required=True)
 
 
-class CompletionContextSchema(_OpenSchema):
+class CompletionContextSchema(OpenSchema):
     """``context`` of ``completion/complete``: the arguments already chosen."""
 
     arguments = fields.Dict(allow_none=True)
@@ -222,9 +161,9 @@ class CompletionContextSchema(_OpenSchema):
 class CompleteParamsSchema(RequestParamsSchema):
     """``completion/complete``: ``ref``, ``argument`` and the optional ``context``."""
 
-    ref = _Object(ReferenceSchema, required=True)
-    argument = _Object(CompletionArgumentSchema, required=True)
-    context = _Object(CompletionContextSchema, allow_none=True)
+    ref = ObjectField(ReferenceSchema, required=True)
+    argument = ObjectField(CompletionArgumentSchema, required=True)
+    context = ObjectField(CompletionContextSchema, allow_none=True)
 
 
 class SetLevelParamsSchema(RequestParamsSchema):
@@ -325,93 +264,3 @@ def _checked(schema: ma.Schema | None, params: dict[str, t.Any]) -> dict[str, t.
             INVALID_PARAMS, f"Invalid params: {describe_validation_error(exc)}", {"fields": exc.messages}
         ) from None
     return params
-
-
-# -- results in status form ------------------------------------------------------
-
-
-class DictOrString(fields.Field):  # type: ignore[type-arg]
-    """An object or a string, passed through as is."""
-
-    # marshmallow merges these along the MRO, as a class attribute.
-    default_error_messages: ErrorMessages = {"invalid": "Not a valid mapping type or string."}  # noqa: RUF012
-
-    def _deserialize(self, value: t.Any, attr: str | None, data: t.Any, **kwargs: t.Any) -> t.Any:
-        if not isinstance(value, (dict, str)):
-            raise self.make_error("invalid")
-        return value
-
-
-class ErrorDetailSchema(_OpenSchema):
-    """Why a tool failed: a machine-readable ``error_type``, a message and optional detail.
-
-    ``error_details`` is an object (which parameter failed, the missing
-    path...) or a plain string.
-    """
-
-    error_type = fields.String(required=True)
-    error_message = fields.String(required=True)
-    error_details = DictOrString(allow_none=True)
-
-
-class StatusResultSchema(_OpenSchema):
-    """A tool result in status form: ``status``, then ``data`` or ``error``.
-
-    ``status`` is free text (``"success"``, ``"no_change_needed"``...); the
-    values in :data:`FAILURE_STATUSES` mean the tool failed, and such a result
-    must carry ``error`` and no ``data``. ``data`` is a free-form object and
-    ``explanation`` a summary for the reader.
-    """
-
-    status = fields.String(required=True)
-    data = fields.Dict(allow_none=True)
-    error = _Object(ErrorDetailSchema, allow_none=True)
-    explanation = fields.String(allow_none=True)
-
-    @validates_schema
-    def _check_failure(self, data: dict[str, t.Any], **kwargs: t.Any) -> None:
-        if data["status"] not in FAILURE_STATUSES:
-            return
-        errors: dict[str, list[str]] = {}
-        if data.get("error") is None:
-            errors["error"] = ["Required when status is a failure."]
-        if data.get("data") is not None:
-            errors["data"] = ["Must be omitted when status is a failure."]
-        if errors:
-            raise ma.ValidationError(errors)
-
-
-_status_result_schema = StatusResultSchema()
-
-
-def status_result_to_tool_result(value: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
-    """Convert a status-form result into an MCP ``CallToolResult`` dict.
-
-    * failure: ``isError`` with the text ``Error executing tool: <error_message>``;
-    * otherwise: ``data`` as JSON text and ``structuredContent``, then
-      ``explanation`` as a second text block; without ``data`` or
-      ``explanation`` the text is the status itself.
-
-    :raises marshmallow.ValidationError: *value* is not a valid
-        :class:`StatusResultSchema` (from a tool, an error result naming the fields).
-    """
-    loaded = _status_result_schema.load(value)
-    if loaded["status"] in FAILURE_STATUSES:
-        return error_result(loaded["error"]["error_message"])
-    data, explanation = loaded.get("data"), loaded.get("explanation")
-    result: dict[str, t.Any] = tool_result(data) if data is not None else {"content": []}
-    if explanation:
-        result["content"].append({"type": "text", "text": explanation})
-    if not result["content"]:
-        result["content"].append({"type": "text", "text": loaded["status"]})
-    return result
-
-
-def status_result(value: t.Mapping[str, t.Any]) -> ToolResult:
-    """:func:`status_result_to_tool_result` as a :class:`~flask_mcp.ToolResult`, for a tool to return."""
-    result = status_result_to_tool_result(value)
-    return ToolResult(
-        content=result["content"],
-        structured_content=result.get("structuredContent"),
-        is_error=result.get("isError", False),
-    )

@@ -1,8 +1,8 @@
-"""Protocol revisions this server speaks."""
+"""Protocol revisions this server speaks, and the vocabulary they share (log levels)."""
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_NEGOTIATED_VERSION", "LATEST_PROTOCOL_VERSION", "SUPPORTED_PROTOCOL_VERSIONS"]
+__all__ = ["DEFAULT_NEGOTIATED_VERSION", "LATEST_PROTOCOL_VERSION", "LOG_LEVELS", "SUPPORTED_PROTOCOL_VERSIONS"]
 
 #: Handshake-era revisions, newest first.
 SUPPORTED_PROTOCOL_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -10,3 +10,6 @@ SUPPORTED_PROTOCOL_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "202
 LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0]
 #: What a request without ``MCP-Protocol-Version`` is assumed to speak (per the spec).
 DEFAULT_NEGOTIATED_VERSION = "2025-03-26"
+
+#: RFC 5424 severities, lowest first, as ``logging/setLevel`` accepts them.
+LOG_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")

@@ -20,9 +20,8 @@ import uuid
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ..core.context import Context
-
 __all__ = [
+    "InjectedParameter",
     "JSONBoolean",
     "JSONNumber",
     "JSONOneOf",
@@ -33,13 +32,26 @@ __all__ = [
 ]
 
 
+class InjectedParameter:
+    """Base of the parameter types the server fills in itself, never from the client's arguments.
+
+    :class:`flask_mcp.Context` derives from it. Schemas only need to recognise
+    such a parameter, to leave it out of a tool's input; what it does is the
+    protocol core's business, which this layer does not import.
+    """
+
+
+def _injected(hint: t.Any) -> bool:
+    return isinstance(hint, type) and issubclass(hint, InjectedParameter)
+
+
 def context_parameter(func: t.Callable[..., t.Any]) -> str | None:
     """The name of *func*'s parameter annotated with :class:`~flask_mcp.Context`, if any."""
     try:
         hints = t.get_type_hints(func)
     except Exception:  # unresolvable forward references: no context, like no hint
         return None
-    return next((name for name, hint in hints.items() if hint is Context and name != "return"), None)
+    return next((name for name, hint in hints.items() if _injected(hint) and name != "return"), None)
 
 
 _JSON_DEFAULTS = (str, int, float, bool, type(None))
@@ -226,7 +238,7 @@ def schema_from_signature(
             continue
         if param.name in exclude:
             continue
-        if hints.get(param.name) is Context:
+        if _injected(hints.get(param.name)):
             continue  # injected by the server, not an argument
         has_default = param.default is not param.empty
         declared[param.name] = _field(hints.get(param.name, t.Any), param.default, has_default, strict=strict)

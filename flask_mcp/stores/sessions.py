@@ -15,7 +15,7 @@ import typing as t
 
 from flask_caching import Cache
 
-from ..core.server import ClientState
+from ..core.client import ClientState
 from .lock import store_lock
 
 __all__ = ["CacheSubscriptions", "Session", "SessionStore"]

@@ -17,12 +17,10 @@ Why a dispatcher of its own rather than the WSGI app under
 this adapter (``Invalid JSON: <detail>``, ``Error: <message>``), it must not
 depend on ``MCP_REST_ENABLED``, and the OpenAPI document must describe the
 paths CGI serves rather than the REST prefix. The steps that matter are
-shared with the REST adapter and ``tools/call``:
-:func:`~flask_mcp.core.methods.tools.load_arguments`,
-:func:`~flask_mcp.core.methods.tools.run_tool`,
-:func:`~flask_mcp.results.convert.tool_value` and
-:func:`~flask_mcp.protocol.errors.describe_exception`, so validation, invocation,
-error masking and result conversion cannot drift apart.
+shared with the REST adapter and ``tools/call`` through
+:func:`~flask_mcp.core.calls.call_tool_json` (:mod:`flask_mcp.core.calls`),
+so validation, invocation, error masking and result conversion cannot drift
+apart.
 """
 
 from __future__ import annotations
@@ -39,6 +37,7 @@ from flask import request
 
 from ..auth.gate import Unauthorized, error_status
 from ..core.calls import DirectCallFailed, Reason, call_tool_json
+from ..globals import state_of
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import MCPError
 from ..protocol.strict_json import JSONLimits
@@ -46,7 +45,7 @@ from ..stores.failures import RETRY_AFTER, unavailable
 from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
 from .openapi import build_document
-from .stdio import _stdout_to_stderr
+from .stdout import stdout_to_stderr
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -147,7 +146,7 @@ def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIR
     (``request`` describes the real client; ``before_request`` hooks do not
     run, as over stdio).
     """
-    state: MCPState = app.extensions["mcp"]
+    state = state_of(app)
     method = environ.get("REQUEST_METHOD", "GET").upper()
     path = environ.get("PATH_INFO") or "/"
     reason = rejection(environ, state.settings.allowed_hosts, state.settings.allowed_origins)
@@ -229,16 +228,15 @@ def serve_cgi(app: Flask, stdin: t.BinaryIO | None = None, stdout: t.BinaryIO | 
     :param stdin: the request body (binary); ``sys.stdin.buffer`` by default.
     :param stdout: where the response goes (binary); ``sys.stdout.buffer`` by default.
     """
-    if "mcp" not in app.extensions:
-        raise RuntimeError("the MCP extension is not set up on this app (call mcp.init_app(app))")
+    state = state_of(app)  # refuses an app without the extension, before anything is read
     # Resolved before stdout is redirected, so the response reaches the real stdout.
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     environ = cgi_environ(stdin)
-    with _stdout_to_stderr():  # a tool's print() must not corrupt the response
+    with stdout_to_stderr():  # a tool's print() must not corrupt the response
         try:
             response = handle_cgi(app, environ, stdin)
-        except app.extensions["mcp"].store_errors as exc:
+        except state.store_errors as exc:
             failure = unavailable(exc)
             response = _error(503, failure.message, {"Retry-After": str(RETRY_AFTER)})
         except Exception:  # a bug here still owes the web server a well-formed response

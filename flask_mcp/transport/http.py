@@ -12,10 +12,11 @@ from __future__ import annotations
 import logging
 import typing as t
 
-from flask import Response, current_app, request
+from flask import Response, request
 
 from ..auth.gate import Unauthorized, error_status
-from ..core.server import ClientState
+from ..core.client import ClientState
+from ..globals import current_state
 from ..policies.ratelimit import caller_key
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, MCPError
@@ -73,7 +74,7 @@ def error_response(
 
 def endpoint() -> Response:
     """The view function behind the MCP URL."""
-    state: MCPState = current_app.extensions["mcp"]
+    state = current_state()
     # Headers are read straight from the WSGI environ: on the hot path this
     # is measurably cheaper than going through ``request`` for each one.
     environ = request.environ

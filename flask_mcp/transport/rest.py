@@ -20,9 +20,8 @@ import typing as t
 from flask import Flask, Response, current_app, request
 
 from ..auth.gate import Unauthorized, error_status
-from ..core.calls import DirectCallFailed, Reason, call_tool_json
-from ..core.methods.resources import read_resource
-from ..core.server import Call, ClientState
+from ..core.calls import DirectCallFailed, Reason, call_tool_json, read_resource
+from ..globals import current_state, state_of
 from ..policies.principal import Principal
 from ..protocol import jsonrpc
 from ..protocol.errors import describe_exception, is_expected
@@ -87,7 +86,7 @@ def add_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
     :param endpoint_prefix: the blueprint's endpoint name prefix (``"mcp"``).
     :param mcp_path: where the MCP endpoint itself is routed.
     """
-    state: MCPState = app.extensions["mcp"]
+    state = state_of(app)
     if not state.settings.rest_enabled or EXTENSION_KEY in app.extensions:
         return
     prefix = state.settings.rest_prefix.rstrip("/")
@@ -118,7 +117,7 @@ def add_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
 
 def _preflight(allowed: str) -> Response | None:
     """The guard, OPTIONS and 405 answers shared by every REST view; ``None`` to go on."""
-    state: MCPState = current_app.extensions["mcp"]
+    state = current_state()
     reason = rejection(request.environ, state.settings.allowed_hosts, state.settings.allowed_origins)
     if reason is not None:
         return error(403, reason)
@@ -174,7 +173,7 @@ def tool_view(name: str) -> Response:
     rejected = _preflight("POST")
     if rejected is not None:
         return rejected
-    state: MCPState = current_app.extensions["mcp"]
+    state = current_state()
     principal = _authenticate(state)  # before anything else: not even which tools exist is told
     if isinstance(principal, Response):
         return principal
@@ -203,7 +202,7 @@ def resource_view() -> Response:
     rejected = _preflight("GET, HEAD")
     if rejected is not None:
         return rejected
-    state: MCPState = current_app.extensions["mcp"]
+    state = current_state()
     principal = _authenticate(state)
     if isinstance(principal, Response):
         return principal
@@ -211,9 +210,8 @@ def resource_view() -> Response:
     uri = request.args.get("uri")
     if not uri:
         return error(400, "Missing query parameter: uri")
-    call = Call(state.server, ClientState(), "resources/read", {"uri": uri}, principal=principal)
     try:
-        result = read_resource(call)
+        result = read_resource(state.server, uri, principal)
         return _json({"result": result})
     except state.store_errors as exc:
         return _unavailable(state, exc)
@@ -244,7 +242,7 @@ def openapi_view() -> Response:
 
 def _document_auth() -> Response | None:
     """A 401 for the OpenAPI document and docs page, when ``MCP_AUTH_OPENAPI`` protects them."""
-    state: MCPState = current_app.extensions["mcp"]
+    state = current_state()
     if not state.settings.auth_openapi:
         return None
     principal = _authenticate(state)
@@ -256,7 +254,7 @@ def docs_view() -> Response:
     rejected = _preflight("GET, HEAD") or _document_auth()
     if rejected is not None:
         return rejected
-    state: MCPState = current_app.extensions["mcp"]
+    state = current_state()
     site: RestSite = current_app.extensions[EXTENSION_KEY]
     spec_url = request.script_root + site.prefix.rstrip("/") + "/openapi.json"
     page = swagger_ui_page(state.server.name, spec_url, state.settings.swagger_ui_url)
@@ -265,7 +263,7 @@ def docs_view() -> Response:
 
 def not_found_view(rest: str = "") -> Response:
     """Any other path under the prefix."""
-    state: MCPState = current_app.extensions["mcp"]
+    state = current_state()
     reason = rejection(request.environ, state.settings.allowed_hosts, state.settings.allowed_origins)
     if reason is not None:
         return error(403, reason)

@@ -19,24 +19,24 @@ Every message is handled inside a request context made with
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
 import sys
 import threading
 import typing as t
 
-from ..core.server import ClientState
+from ..core.client import ClientState
+from ..globals import state_of
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import MCPError
 from ..protocol.params import validate_notification_params
+from .stdout import stdout_to_stderr
 from .streaming import REQUEST_CANCELLED, REQUEST_TIMEOUT
 
 if t.TYPE_CHECKING:
     from flask import Flask
     from flask.ctx import RequestContext
 
-    from ..state import MCPState
 
 __all__ = ["StdioChannel", "StdioServer", "message_context", "serve_stdio"]
 
@@ -114,7 +114,7 @@ class StdioServer:
 
     def __init__(self, app: Flask, stdin: t.BinaryIO, stdout: t.BinaryIO) -> None:
         self.app = app
-        self.mcp: MCPState = app.extensions["mcp"]
+        self.mcp = state_of(app)
         self.stdin = stdin
         self.stdout = stdout
         #: The session: the process serves exactly one client.
@@ -280,23 +280,6 @@ class StdioServer:
         self.write(response)
 
 
-@contextlib.contextmanager
-def _stdout_to_stderr() -> t.Iterator[None]:
-    """Send ``print()`` and stdout logging handlers to stderr, so stdout carries MCP only."""
-    moved: list[tuple[logging.StreamHandler[t.Any], t.Any]] = []
-    loggers = [logging.getLogger(), *(logging.getLogger(name) for name in logging.root.manager.loggerDict)]
-    for each in loggers:
-        for handler in getattr(each, "handlers", ()):
-            if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stdout, sys.__stdout__):
-                moved.append((handler, handler.setStream(sys.stderr)))
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
-    finally:
-        for handler, stream in moved:
-            handler.setStream(stream)
-
-
 def serve_stdio(app: Flask, stdin: t.BinaryIO | None = None, stdout: t.BinaryIO | None = None) -> None:
     """Serve the app's MCP endpoint over stdio until stdin is closed.
 
@@ -304,9 +287,8 @@ def serve_stdio(app: Flask, stdin: t.BinaryIO | None = None, stdout: t.BinaryIO 
     :param stdin: binary input; ``sys.stdin.buffer`` by default.
     :param stdout: binary output; ``sys.stdout.buffer`` by default.
     """
-    if "mcp" not in app.extensions:
-        raise RuntimeError("the MCP extension is not set up on this app (call mcp.init_app(app))")
+    state_of(app)  # refuses an app without the extension, before anything is read
     # Resolved here, before stdout is redirected, so MCP lines reach the real stdout.
     server = StdioServer(app, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
-    with _stdout_to_stderr():
+    with stdout_to_stderr():
         server.run()

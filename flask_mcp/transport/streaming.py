@@ -33,7 +33,7 @@ from ..stores.events import BROADCAST, parse_event_id
 from ..stores.failures import unavailable
 
 if t.TYPE_CHECKING:
-    from ..core.server import ClientState
+    from ..core.client import ClientState
     from ..policies.principal import Principal
     from ..state import MCPState
     from ..stores.events import EventLog

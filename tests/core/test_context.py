@@ -9,7 +9,8 @@ import pytest
 
 from flask_mcp import Context
 from flask_mcp.components.registry import Registry
-from flask_mcp.core.server import Call, ClientState, Server
+from flask_mcp.core.client import Call, ClientState
+from flask_mcp.core.server import Server
 from flask_mcp.protocol import jsonrpc
 from flask_mcp.protocol.jsonrpc import MCPError
 

@@ -11,7 +11,8 @@ from marshmallow import Schema, fields
 from flask_mcp import ToolError
 from flask_mcp.components.build import build_prompt, build_resource, build_tool
 from flask_mcp.components.registry import Registry
-from flask_mcp.core.server import ClientState, Server
+from flask_mcp.core.client import ClientState
+from flask_mcp.core.server import Server
 from flask_mcp.protocol import jsonrpc
 from flask_mcp.protocol.errors import MASKED_MESSAGE
 from flask_mcp.protocol.versions import SUPPORTED_PROTOCOL_VERSIONS

@@ -10,7 +10,7 @@ from flask import Flask
 
 from flask_mcp import MCP
 from flask_mcp.components.build import build_tool
-from flask_mcp.core.server import ClientState
+from flask_mcp.core.client import ClientState
 from flask_mcp.policies.permissions import (
     Authenticated,
     CallablePermission,

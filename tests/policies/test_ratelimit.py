@@ -10,7 +10,7 @@ from cachelib import SimpleCache
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp.core.server import ClientState
+from flask_mcp.core.client import ClientState
 from flask_mcp.policies.principal import Principal
 from flask_mcp.policies.ratelimit import CacheRateLimiter, FixedWindow, TokenBucket, parse_limit
 from flask_mcp.protocol.jsonrpc import RATE_LIMITED, Request

@@ -13,7 +13,7 @@ import pytest
 from flask import Flask
 from flask_caching import Cache
 
-from flask_mcp.core.server import ClientState
+from flask_mcp.core.client import ClientState
 from flask_mcp.stores import sessions as sessions_module
 from flask_mcp.stores.sessions import SessionStore
 from flask_mcp.testing import MCPTestClient

@@ -14,7 +14,7 @@ import typing as t
 from . import completion, lifecycle, prompts, resources, tools
 
 if t.TYPE_CHECKING:
-    from ..server import Call
+    from ..client import Call
 
 __all__ = ["HANDLERS", "NOTIFICATION_HANDLERS"]
 

@@ -8,7 +8,7 @@ from ...protocol.jsonrpc import INVALID_PARAMS, MCPError
 
 if t.TYPE_CHECKING:
     from ...components.model import Completer
-    from ..server import Call
+    from ..client import Call
 
 #: The spec caps one response at 100 values.
 MAX_VALUES = 100

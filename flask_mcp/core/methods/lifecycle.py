@@ -6,11 +6,10 @@ import typing as t
 
 from ...protocol import jsonrpc
 from ...protocol.jsonrpc import INVALID_PARAMS, MCPError
-from ...protocol.versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
-from ..context import LOG_LEVELS
+from ...protocol.versions import LATEST_PROTOCOL_VERSION, LOG_LEVELS, SUPPORTED_PROTOCOL_VERSIONS
 
 if t.TYPE_CHECKING:
-    from ..server import Call
+    from ..client import Call
 
 #: What a session may store about its client: sessions stay small in the cache.
 MAX_CLIENT_STATE_BYTES = 16 * 1024

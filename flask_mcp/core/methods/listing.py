@@ -9,7 +9,7 @@ from ...protocol.jsonrpc import INVALID_PARAMS, MCPError
 
 if t.TYPE_CHECKING:
     from ...policies.permissions import ComponentKind
-    from ..server import Call
+    from ..client import Call
 
 
 def list_page(call: Call, kind: Kind) -> dict[str, t.Any]:

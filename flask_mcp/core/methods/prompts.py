@@ -12,7 +12,7 @@ from ...results.convert import prompt_messages
 from .listing import list_page
 
 if t.TYPE_CHECKING:
-    from ..server import Call
+    from ..client import Call
 
 
 def list_prompts(call: Call) -> dict[str, t.Any]:

@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 import typing as t
 
-import marshmallow as ma
-
-from ...components.model import ResourceTemplate
-from ...protocol.errors import NotFoundError, describe_validation_error
-from ...protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
-from ...results.convert import resource_contents
-from ...results.spill import spill_token
+from ...protocol.jsonrpc import INVALID_PARAMS, MCPError
+from ..calls import read_contents
 from .listing import list_page
 
 if t.TYPE_CHECKING:
-    from ..server import Call
-
-logger = logging.getLogger("flask_mcp")
-
-
-def not_found(uri: str) -> MCPError:
-    """The -32002 error for a URI no resource answers to."""
-    return MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+    from ..client import Call
 
 
 def list_resources(call: Call) -> dict[str, t.Any]:
@@ -42,38 +29,7 @@ def read_resource(call: Call) -> dict[str, t.Any]:
     :class:`~flask_mcp.NotFoundError` (``flask.abort(404)`` does that too);
     the client gets -32002 with the URI in ``data``.
     """
-    uri = call.server.bounded_uri(call.param("uri", str))
-    token = spill_token(uri)
-    if token is not None:
-        return _read_spilled(call, uri, token)
-    found = call.server.registry.find_resource(uri)
-    if found is None:
-        raise not_found(uri)
-    resource, variables = found
-    call.server.admit(call, "resource", resource, variables)
-    kwargs: dict[str, t.Any] = {}
-    if isinstance(resource, ResourceTemplate):
-        try:
-            kwargs = resource.load_variables(variables)
-        except ma.ValidationError as exc:
-            raise MCPError(INVALID_PARAMS, f"Invalid params: {describe_validation_error(exc)}", {"uri": uri}) from None
-    if resource.context_param:
-        kwargs[resource.context_param] = call.context()
-    try:
-        value = call.server.invoke(resource.func, kwargs)
-    except NotFoundError:
-        raise not_found(uri) from None
-    return {"contents": resource_contents(value, uri, resource.mime_type, resource.output_schema)}
-
-
-def _read_spilled(call: Call, uri: str, token: str) -> dict[str, t.Any]:
-    # A tool's oversized result, kept for the session that produced it.
-    store = call.server.result_store
-    stored = store.get(token, call.state.session_id) if store is not None else None
-    if stored is None:
-        raise not_found(uri)
-    text, mime_type = stored
-    return {"contents": [{"uri": uri, "mimeType": mime_type, "text": text}]}
+    return read_contents(call, call.server.bounded_uri(call.param("uri", str)))
 
 
 def subscribe(call: Call) -> dict[str, t.Any]:

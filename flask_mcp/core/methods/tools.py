@@ -7,66 +7,21 @@ import typing as t
 
 import marshmallow as ma
 
-from ...policies.execution import ToolTimeout, in_transaction, with_timeout
+from ...policies.execution import ToolTimeout
 from ...protocol import jsonrpc
-from ...protocol.errors import NotFoundError, describe_exception, describe_validation_error, is_expected
+from ...protocol.errors import NotFoundError, describe_exception, describe_validation_error
 from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MCPError
 from ...results.convert import tool_result
 from ...results.formats import ErrorType, error_result
 from ...results.spill import spill_uri
+from ..calls import load_arguments, run_tool
 from .listing import list_page
 
 if t.TYPE_CHECKING:
     from ...components.model import Tool
-    from ..server import Call
+    from ..client import Call
 
 logger = logging.getLogger("flask_mcp")
-
-
-def load_arguments(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
-    """Validate *arguments* and build the tool function's keyword arguments.
-
-    Shared by ``tools/call`` and the REST adapter, so both validate and bind
-    alike (policies, ``kwargs`` provider, the server's seeds). The caller's
-    permissions and rate limits are checked first, on both.
-
-    :raises MCPError: permission denied or rate limited.
-    :raises marshmallow.ValidationError: naming the offending fields.
-    """
-    call.server.admit(call, "tool", tool, arguments)
-    return tool.binder.bind(call, tool.load_arguments(arguments), arguments.keys())
-
-
-def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any]) -> t.Any:
-    """Invoke *tool* through the server's invoker and return what it returned.
-
-    An atomic tool runs inside the server's transaction hook; a tool with a
-    time limit runs in a worker thread waited on for that long. An
-    unexpected exception (a bug rather than a :class:`~flask_mcp.ToolError`)
-    is logged here, once for every transport, then raised again.
-
-    :raises ToolTimeout: when the tool's time limit passed.
-    """
-    server = call.server
-
-    def run() -> t.Any:
-        return server.invoke(tool.func, kwargs)
-
-    if tool.policy.atomic:
-        plain = run
-
-        def run() -> t.Any:
-            if server.transaction is None:
-                raise RuntimeError(f"tool {tool.name!r} is atomic but the MCP extension has no transaction hook")
-            return in_transaction(server.transaction, plain)
-
-    try:
-        timeout = tool.resolved.timeout
-        return with_timeout(timeout, run) if timeout is not None else run()
-    except Exception as exc:
-        if not is_expected(exc):
-            logger.exception("tool %r failed", tool.name)
-        raise
 
 
 def _describe_arguments_error(exc: ma.ValidationError) -> str:

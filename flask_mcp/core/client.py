@@ -1,0 +1,98 @@
+"""A client as the core sees it: what the server remembers of it, and its request being handled.
+
+A transport keeps a :class:`ClientState` per client (in a session, or fresh
+for each stateless request) and hands it to
+:meth:`~flask_mcp.core.server.Server.handle`, which wraps each request in a
+:class:`Call` for its method handler.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing as t
+
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import MCPError
+from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION
+from .context import Channel, Context
+from .subscriptions import LocalSubscriptions, Subscriptions
+
+if t.TYPE_CHECKING:
+    from ..policies.principal import Principal
+    from .server import Server
+
+__all__ = ["Call", "ClientState"]
+
+
+@dataclasses.dataclass
+class ClientState:
+    """What the server remembers about one client between messages.
+
+    A transport loads it (from a session, or fresh for stateless requests),
+    passes it to :meth:`Server.handle` and stores it back when
+    :attr:`changed` is true.
+    """
+
+    protocol_version: str = DEFAULT_NEGOTIATED_VERSION
+    client_info: dict[str, t.Any] | None = None
+    capabilities: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    log_level: str | None = None
+    #: Resource URIs the client subscribed to; not persisted with the rest
+    #: (the transport supplies a store-backed set for sessions).
+    subscriptions: Subscriptions = dataclasses.field(default_factory=LocalSubscriptions, compare=False)
+    #: Set by handlers that modified the state; not persisted.
+    changed: bool = dataclasses.field(default=False, compare=False)
+    #: The transport's session id, if any; not persisted.
+    session_id: str | None = dataclasses.field(default=None, compare=False)
+
+    def to_dict(self) -> dict[str, t.Any]:
+        """Compact form for storage; empty members are left out."""
+        data: dict[str, t.Any] = {"v": self.protocol_version}
+        if self.client_info:
+            data["i"] = self.client_info
+        if self.capabilities:
+            data["c"] = self.capabilities
+        if self.log_level:
+            data["l"] = self.log_level
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, t.Any]) -> ClientState:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            protocol_version=data.get("v", DEFAULT_NEGOTIATED_VERSION),
+            client_info=data.get("i"),
+            capabilities=data.get("c") or {},
+            log_level=data.get("l"),
+        )
+
+
+@dataclasses.dataclass
+class Call:
+    """One request being handled, as a method handler sees it."""
+
+    server: Server
+    state: ClientState
+    method: str
+    params: dict[str, t.Any]
+    request_id: jsonrpc.RequestId | None = None
+    #: The transport's way back to the client while the request runs.
+    channel: Channel | None = None
+    #: The authenticated caller, when the transport has an auth backend.
+    principal: Principal | None = None
+
+    def context(self) -> Context:
+        """A :class:`~flask_mcp.Context` for the handler of this request."""
+        return Context(self, self.channel, self.server.client_request_timeout)
+
+    def param(self, name: str, kind: type | tuple[type, ...], *, required: bool = True) -> t.Any:
+        """Return ``params[name]`` checked against *kind*, or raise -32602."""
+        if name not in self.params or self.params[name] is None:
+            if required:
+                raise MCPError(jsonrpc.INVALID_PARAMS, f"Invalid params: missing '{name}'")
+            return None
+        value = self.params[name]
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+            names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise MCPError(jsonrpc.INVALID_PARAMS, f"Invalid params: '{name}' must be of type {names}")
+        return value
