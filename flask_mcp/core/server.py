@@ -190,10 +190,8 @@ class Server:
         if limiter is None:
             # A limit without a shared cache (a stateless app that gave none):
             # counted in this process only, which is the best that can be done.
-            from cachelib import SimpleCache
-
             logger.warning("rate limits are counted per process: no shared cache was given")
-            limiter = self.limiter = CacheRateLimiter(SimpleCache(default_timeout=0))
+            limiter = self.limiter = CacheRateLimiter.in_process()
         who = caller_key(call.principal, self.client_key)
         if self.rate_limit is not None:
             enforce(limiter, f"*:{who}", self.rate_limit, "tool calls")

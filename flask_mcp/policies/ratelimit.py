@@ -169,6 +169,13 @@ class CacheRateLimiter:
         self.clock = clock
         self.prefix = prefix
 
+    @classmethod
+    def in_process(cls) -> CacheRateLimiter:
+        """A limiter counting in this process's memory only, for a limit with no shared cache to count in."""
+        from cachelib import SimpleCache  # flask-caching's own dependency, imported when first needed
+
+        return cls(SimpleCache(default_timeout=0))
+
     @property
     def cache(self) -> CacheLike:
         """The backend counting the calls."""
