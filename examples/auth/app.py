@@ -13,9 +13,7 @@ import typing as t
 
 from flask import Flask
 
-from flask_mcp import MCP
-from flask_mcp.auth import current_principal
-from flask_mcp import Authenticated, ScopeRequired
+from flask_mcp import MCP, Authenticated, ScopeRequired, current_principal
 
 #: The token the server accepts unless ``MCP_DEMO_TOKEN`` says otherwise.
 DEFAULT_TOKEN = "demo-token"

@@ -3,10 +3,10 @@
 The steps, decided once at registration by an :class:`ArgumentBinder`:
 
 1. validate the arguments with the input schema, handling names it does not
-   declare by the tool's :class:`~flask_mcp.policies.options.UnknownArguments` policy;
+   declare by the tool's :class:`~flask_mcp.UnknownArguments` policy;
 2. build the keyword pool: the validated arguments spread out (or bundled
    as ``data``), merged with what the tool's ``kwargs`` provider returns (who
-   wins on a clash is the tool's :class:`~flask_mcp.policies.options.KwargsPrecedence`);
+   wins on a clash is the tool's :class:`~flask_mcp.KwargsPrecedence`);
 3. add the server's seeds (``data``, ``user``, ``request``, the
    :class:`~flask_mcp.Context`), which client arguments can never replace;
 4. keep what the function accepts.

@@ -147,7 +147,7 @@ class Tool:
     def resolved(self) -> ResolvedPolicy:
         """The policy with the server's defaults filled in.
 
-        :raises ~flask_mcp.policies.tool.ConfigurationError: options that
+        :raises ~flask_mcp.ConfigurationError: options that
             contradict the server's settings.
         """
         return self.policy.resolve(self.defaults, self.name, self.output_schema is not None)

@@ -116,7 +116,7 @@ class Registry:
         Every app an extension is set up on shares its registry, so they
         must agree on these settings.
 
-        :raises ~flask_mcp.policies.tool.ConfigurationError: a registered tool
+        :raises ~flask_mcp.ConfigurationError: a registered tool
             whose options contradict the settings.
         :raises RuntimeError: another app set different defaults.
         """

@@ -2,8 +2,8 @@
 
 The ``structuredContent`` of a result is always JSON; only the human- and
 model-readable text block follows the tool's
-:class:`~flask_mcp.policies.options.OutputFormat`. Failures follow its
-:class:`~flask_mcp.policies.options.ErrorFormat`.
+:class:`~flask_mcp.OutputFormat`. Failures follow its
+:class:`~flask_mcp.ErrorFormat`.
 """
 
 from __future__ import annotations

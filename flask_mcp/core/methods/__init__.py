@@ -1,7 +1,7 @@
 """MCP method handlers, one module per feature, and the table that routes to them.
 
 A handler takes a :class:`flask_mcp.core.server.Call` and returns the ``result``
-object, or raises :class:`flask_mcp.protocol.jsonrpc.MCPError`. Adding a method is
+object, or raises :class:`flask_mcp.MCPError`. Adding a method is
 writing its function in the module of its feature and naming it in
 :data:`HANDLERS` (or :data:`NOTIFICATION_HANDLERS`) below: the table is
 explicit, so what the server answers can be read in one place.
