@@ -1,11 +1,11 @@
 """The protocol core: one JSON-RPC message in, at most one response out.
 
-:class:`Server` routes requests to the method handlers registered in
+:class:`Server` routes requests to the handlers named in the method table of
 :mod:`flask_mcp.core.methods`, turns exceptions into JSON-RPC errors and never
 answers notifications. It does not know about HTTP, Flask's request or where
 sessions are stored: a transport hands it a decoded message and the
-:class:`ClientState` of the connection, and persists that state again when
-:attr:`ClientState.changed` is set.
+:class:`~flask_mcp.core.client.ClientState` of the connection, and persists
+that state again when its ``changed`` is set.
 """
 
 from __future__ import annotations
