@@ -151,8 +151,12 @@ def test_conformance_raw_json_schema_is_advertised_verbatim(conformance: MCPTest
     schema = tool["inputSchema"]
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert set(schema["$defs"]) == {"address"} and schema["additionalProperties"] is False
-    result = conformance.call_tool("json_schema_2020_12_tool", {"name": "Ada", "address": {"city": "X"}})
+    assert {"allOf", "if", "then", "else"} <= set(schema) and schema["$defs"]["address"]["$anchor"] == "addressDef"
+    arguments = {"name": "Ada", "address": {"city": "X"}, "contactMethod": "email", "email": "ada@example.org"}
+    result = conformance.call_tool("json_schema_2020_12_tool", arguments)
     assert '"name": "Ada"' in result["content"][0]["text"]
+    # if/then: a phone contact needs a phone number.
+    assert conformance.call_tool("json_schema_2020_12_tool", {"contactMethod": "phone", "email": "a@b.c"})["isError"]
     rejected = conformance.call_tool("json_schema_2020_12_tool", {"name": 5})
     assert rejected["isError"] is True and "name" in rejected["content"][0]["text"]
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .auth.gate import current_principal
 from .components.bulk import ToolDefinition
-from .core.context import Context, ElicitResult
+from .core.context import Context
+from .core.input_requests import Elicit, ElicitResult, InputRequest, ListRoots, Sample
 from .extension import MCP
 from .globals import current_state
 from .policies.execution import ToolTimeout
@@ -29,7 +30,7 @@ from .policies.ratelimit import FixedWindow, TokenBucket
 from .policies.tool import ConfigurationError
 from .protocol.errors import NotFoundError, ToolError
 from .protocol.jsonrpc import MCPError
-from .protocol.versions import LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS
+from .protocol.versions import LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from .results.content import (
     AudioContent,
     Content,
@@ -51,6 +52,7 @@ __version__ = "0.1.0"
 __all__ = [
     "LATEST_PROTOCOL_VERSION",
     "MCP",
+    "MODERN_PROTOCOL_VERSIONS",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "ArgumentBinding",
     "AudioContent",
@@ -58,12 +60,15 @@ __all__ = [
     "ConfigurationError",
     "Content",
     "Context",
+    "Elicit",
     "ElicitResult",
     "EmbeddedResource",
     "ErrorFormat",
     "FixedWindow",
     "ImageContent",
+    "InputRequest",
     "KwargsPrecedence",
+    "ListRoots",
     "MCPError",
     "NotFoundError",
     "OutputFormat",
@@ -73,6 +78,7 @@ __all__ = [
     "PromptMessage",
     "ResourceLink",
     "RuntimeRegistrationWarning",
+    "Sample",
     "ScopeRequired",
     "TextContent",
     "TokenBucket",

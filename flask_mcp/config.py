@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import typing as t
 
 from flask import Flask
@@ -141,6 +142,25 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_MAX_JSON_STRING": None,
     # UTF-8 bytes of a resource URI in resources/read, subscribe, unsubscribe and completion refs; longer is -32602.
     "MCP_MAX_URI_LENGTH": 8192,
+    # The modern era (2026-07-28).
+    # Serve stateless 2026-07-28 requests beside the handshake era; False: handshake only.
+    "MCP_MODERN_ERA": True,
+    # Seconds (or a timedelta) clients may reuse server/discover, the */list
+    # results and resources/read before asking again (ttlMs); 0: always ask.
+    "MCP_CLIENT_CACHE_TTL": 0,
+    # cacheScope of those results: "public", "private", or None for "private"
+    # when answers depend on the caller (authentication, filtered listings).
+    "MCP_CLIENT_CACHE_SCOPE": None,
+    # Key that signs the requestState of input_required rounds; None: the
+    # app's SECRET_KEY, else a random key kept in the shared store.
+    "MCP_REQUEST_STATE_SECRET": None,
+    # Seconds a requestState stays valid: the time a user has to answer.
+    "MCP_REQUEST_STATE_TTL": 600,
+    # Largest requestState issued or accepted, in bytes.
+    "MCP_REQUEST_STATE_MAX_BYTES": 65536,
+    # Seconds a subscriptions/listen stream stays open before the server ends it
+    # with its result (clients listen again).
+    "MCP_LISTEN_MAX_LIFETIME": 3600,
 }
 
 _CACHE_PREFIX = "MCP_CACHE_"
@@ -202,6 +222,15 @@ class Settings:
     #: ``MCP_MAX_JSON_KEYS``, ``MCP_MAX_JSON_DEPTH`` and ``MCP_MAX_JSON_STRING``.
     json_limits: JSONLimits = DEFAULT_LIMITS
     max_uri_length: int = 8192
+    modern_era: bool = True
+    #: ``ttlMs`` of cacheable modern results.
+    client_cache_ttl_ms: int = 0
+    #: ``None``: derived from whether answers depend on the caller.
+    client_cache_scope: t.Literal["public", "private"] | None = None
+    request_state_secret: str | bytes | None = None
+    request_state_ttl: int = 600
+    request_state_max_bytes: int = 65536
+    listen_max_lifetime: float = 3600.0
 
     @classmethod
     def from_app(cls, app: Flask) -> Settings:
@@ -262,6 +291,13 @@ class Settings:
                 max_string=_optional_positive(config, "MCP_MAX_JSON_STRING"),
             ),
             max_uri_length=_positive(config, "MCP_MAX_URI_LENGTH"),
+            modern_era=bool(config["MCP_MODERN_ERA"]),
+            client_cache_ttl_ms=_milliseconds(config, "MCP_CLIENT_CACHE_TTL"),
+            client_cache_scope=_scope(config["MCP_CLIENT_CACHE_SCOPE"]),
+            request_state_secret=config["MCP_REQUEST_STATE_SECRET"] or config.get("SECRET_KEY") or None,
+            request_state_ttl=_positive(config, "MCP_REQUEST_STATE_TTL"),
+            request_state_max_bytes=_positive(config, "MCP_REQUEST_STATE_MAX_BYTES"),
+            listen_max_lifetime=float(_positive_number(config, "MCP_LISTEN_MAX_LIFETIME")),
         )
 
 
@@ -318,6 +354,28 @@ def _optional_number(config: t.Mapping[str, t.Any], key: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise ValueError(f"{key} must be a positive number or None, not {value!r}")
     return value
+
+
+def _positive_number(config: t.Mapping[str, t.Any], key: str) -> float:
+    value = _optional_number(config, key)
+    if value is None:
+        raise ValueError(f"{key} must be a positive number")
+    return value
+
+
+def _milliseconds(config: t.Mapping[str, t.Any], key: str) -> int:
+    value = config[key]
+    if isinstance(value, datetime.timedelta):
+        value = value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"{key} must be a number of seconds (>= 0) or a timedelta, not {value!r}")
+    return round(value * 1000)
+
+
+def _scope(value: t.Any) -> t.Literal["public", "private"] | None:
+    if value not in (None, "public", "private"):
+        raise ValueError(f'MCP_CLIENT_CACHE_SCOPE must be "public", "private" or None, not {value!r}')
+    return t.cast('t.Literal["public", "private"] | None', value)
 
 
 def _tool_defaults(config: t.Mapping[str, t.Any]) -> ToolDefaults:

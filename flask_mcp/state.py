@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import logging
+import secrets
 import typing as t
 
 from flask import Flask, current_app, has_request_context, request
@@ -29,6 +31,7 @@ from .stores.capacity import capacity_of, is_process_local
 from .stores.events import EventLog
 from .stores.failures import store_errors
 from .stores.mailbox import Mailbox
+from .stores.request_state import SignedState, shared_key
 from .stores.sessions import SessionStore
 from .stores.shared_registry import KEY as REGISTRY_KEY
 from .stores.shared_registry import SharedRegistry
@@ -40,6 +43,8 @@ if t.TYPE_CHECKING:
     from .stores.sessions import Session
 
 __all__ = ["MCPState", "build_state"]
+
+logger = logging.getLogger("flask_mcp")
 
 
 @dataclasses.dataclass
@@ -53,7 +58,8 @@ class MCPState:
     sessions: SessionStore | None
     #: Answers, cancellations and in-flight ids across requests; ``None`` when stateless.
     mailbox: Mailbox | None = None
-    #: Messages of event streams, for resumption and broadcasts; ``None`` when stateless.
+    #: Messages of event streams, for resumption, and the broadcasts listen streams
+    #: carry; ``None`` only with a NullCache.
     events: EventLog | None = None
     #: The authentication of the HTTP surfaces; ``None`` when none is configured.
     auth: AuthGate | None = None
@@ -128,6 +134,21 @@ def _invoke_in_app(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.
         raise error(detail) from exc
 
 
+def _sealer(app: Flask, settings: Settings, cache: Cache) -> SignedState:
+    # The key must be the same in every process that may take a retry:
+    # configured, or kept in the shared store (made there by the first process).
+    secret = settings.request_state_secret
+    if secret is None:
+        if isinstance(app.extensions["cache"][cache], NullCache):
+            logger.warning(
+                "MCP: no MCP_REQUEST_STATE_SECRET or SECRET_KEY, and no store to keep a key in: input_required "
+                "rounds work only when every retry reaches this process"
+            )
+            return SignedState(secrets.token_urlsafe(32), settings.request_state_ttl)
+        return SignedState(functools.partial(shared_key, cache), settings.request_state_ttl)
+    return SignedState(secret, settings.request_state_ttl)
+
+
 def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemeral: Cache) -> MCPState:
     """Build the per-app state of *mcp* on *app*.
 
@@ -142,6 +163,9 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
     shared = None
     if not isinstance(backend, NullCache):
         shared = SharedRegistry(mcp.registry, cache, mcp.loaders, mcp._announce)
+    if not isinstance(app.extensions["cache"][ephemeral], NullCache):
+        # Broadcasts reach modern listen streams in any mode, sessions or not.
+        events = EventLog(ephemeral, min(settings.session_ttl, settings.sse_replay_age))
     if not settings.stateless:
         sessions = SessionStore(
             cache,
@@ -155,7 +179,6 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         mailbox = Mailbox(
             ephemeral, int(settings.client_request_timeout) + 60, inflight_ttl=settings.inflight_ttl, waker=waker
         )
-        events = EventLog(ephemeral, min(settings.session_ttl, settings.sse_replay_age))
         capacity = capacity_of(backend, max_entries=settings.max_sessions, high_water=settings.store_high_water)
         admission = SessionAdmission(limiter, settings.session_rate_limit, capacity)
     server = Server(
@@ -180,11 +203,20 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         unavailable=unavailable,
         json_limits=settings.json_limits,
         max_uri_length=settings.max_uri_length,
+        sealer=_sealer(app, settings, cache),
+        max_request_state=settings.request_state_max_bytes,
+        modern_era=settings.modern_era,
+        cache_ttl_ms=settings.client_cache_ttl_ms,
     )
     auth_backend = mcp.auth
     if auth_backend is None and settings.auth_tokens:
         auth_backend = StaticTokenBackend(settings.auth_tokens, api_key_header=settings.auth_api_key_header)
     auth = AuthGate(auth_backend, settings) if auth_backend is not None else None
+    scope = settings.client_cache_scope
+    if scope is None:
+        # The same answer for everybody may be shared by every cache on the way; not otherwise.
+        scope = "private" if auth is not None or settings.filter_listings_by_permissions else "public"
+    server.cache_scope = scope
     return MCPState(
         mcp,
         settings,

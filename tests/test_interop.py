@@ -1,9 +1,10 @@
 """Interoperability: the official MCP Python SDK client against a live flask_mcp server.
 
 Every test starts a real threaded werkzeug server on a free port and connects
-``mcp.Client`` to it over Streamable HTTP, both with the initialize handshake
-(``mode="legacy"``) and with the ``server/discover`` probe that must fall back
-to it (``mode="auto"``).
+``mcp.Client`` to it over Streamable HTTP in three ways: with the initialize
+handshake (``mode="legacy"``), in the stateless 2026-07-28 revision
+(``mode="2026-07-28"``), and with the ``server/discover`` probe
+(``mode="auto"``), which must settle on 2026-07-28.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from flask_mcp.protocol.errors import MASKED_MESSAGE
 
 pytestmark = pytest.mark.anyio
 
-MODES = ["legacy", "auto"]
+MODES = ["legacy", "auto", "2026-07-28"]
+MODERN = flask_mcp.MODERN_PROTOCOL_VERSIONS[0]
 # The SDK deprecates ping and logging/setLevel for its future (2026) protocol only.
 ignore_sdk_deprecation = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 
@@ -284,9 +286,13 @@ def tool_named(listing: types.ListToolsResult, name: str) -> types.Tool:
 # -- lifecycle -------------------------------------------------------------------
 
 
-async def test_initialize_reports_server_info_and_capabilities(client: Client) -> None:
-    """The handshake result reaches the client intact."""
-    assert client.protocol_version == "2025-11-25" == flask_mcp.LATEST_PROTOCOL_VERSION
+async def test_initialize_reports_server_info_and_capabilities(client: Client, mode: str) -> None:
+    """The handshake result (legacy) or the discover result (modern) reaches the client intact."""
+    expected = flask_mcp.LATEST_PROTOCOL_VERSION if mode == "legacy" else MODERN
+    assert client.protocol_version == expected
+    if mode == "2026-07-28":
+        # Pinned to a revision, the client discovers nothing: ask as the probe would.
+        client.session.adopt(types.DiscoverResult.model_validate(await client.session.send_discover(MODERN)))
     assert client.server_info is not None
     info = client.server_info
     assert (info.name, info.version, info.title) == (demo.name, demo.version, demo.title)
@@ -296,9 +302,9 @@ async def test_initialize_reports_server_info_and_capabilities(client: Client) -
         assert capability is not None
 
 
-async def test_session_is_used_and_deleted_on_close(app: Flask, url: str, mode: str, exchanges: list[Exchange]) -> None:
+async def test_session_is_used_and_deleted_on_close(app: Flask, url: str, exchanges: list[Exchange]) -> None:
     """Every request after initialize carries the issued session, which closing the client deletes."""
-    async with Client(url, mode=mode) as client:
+    async with Client(url, mode="legacy") as client:
         await client.list_tools()
         version = client.protocol_version
     posts = [x for x in exchanges if x.method == "POST" and x.status == 200]
@@ -311,35 +317,51 @@ async def test_session_is_used_and_deleted_on_close(app: Flask, url: str, mode: 
     assert app.extensions["mcp"].sessions.load(session_id) is None
 
 
-async def test_auto_mode_falls_back_after_the_discover_probe(url: str, exchanges: list[Exchange]) -> None:
-    """The probe gets a JSON-RPC error over HTTP 400; the handshake then succeeds."""
-    async with Client(url, mode="auto") as client:
-        assert client.protocol_version == "2025-11-25"
+@pytest.mark.parametrize("mode", ["auto", "2026-07-28"])
+async def test_modern_clients_never_get_a_session(url: str, mode: str, exchanges: list[Exchange]) -> None:
+    """The discover probe settles auto mode on 2026-07-28; no request then carries or gets a session."""
+    async with Client(url, mode=mode) as client:
+        assert client.protocol_version == MODERN
+        await client.list_tools()
+        await client.call_tool("add", {"a": 1, "b": 2})
+    assert exchanges and all(x.method == "POST" and x.status == 200 for x in exchanges)
+    assert all(x.session_id is None and x.protocol_version == MODERN for x in exchanges)
+
+
+async def test_auto_mode_falls_back_to_the_handshake_when_the_modern_era_is_off(
+    make_app: t.Callable[..., Flask], live_server: t.Any
+) -> None:
+    """With MCP_MODERN_ERA off the probe is refused, and auto mode initializes instead."""
+    exchanges: list[Exchange] = []
+    app = recording(make_app(demo, MCP_MODERN_ERA=False), exchanges)
+    with serve(live_server, app) as endpoint:
+        async with Client(endpoint, mode="auto") as client:
+            assert client.protocol_version == flask_mcp.LATEST_PROTOCOL_VERSION
     probe, handshake = exchanges[0], exchanges[1]
-    assert probe.status == 400 and probe.protocol_version not in flask_mcp.SUPPORTED_PROTOCOL_VERSIONS
+    assert probe.status == 400 and probe.protocol_version == MODERN
     assert handshake.status == 200 and handshake.session_id is None
 
 
 @ignore_sdk_deprecation
-async def test_ping(client: Client) -> None:
-    """ping answers with an empty result."""
-    result = await client.send_ping()
+async def test_ping(url: str) -> None:
+    """ping answers with an empty result (handshake era; the modern era removed it)."""
+    async with Client(url, mode="legacy") as client:
+        result = await client.send_ping()
     assert isinstance(result, types.EmptyResult)
     assert result.model_dump(exclude_none=True) == {}
 
 
 @ignore_sdk_deprecation
-async def test_set_logging_level_is_stored_in_the_session(
-    app: Flask, client: Client, exchanges: list[Exchange]
-) -> None:
-    """Every level the SDK can send is accepted and remembered by the session."""
+async def test_set_logging_level_is_stored_in_the_session(app: Flask, url: str, exchanges: list[Exchange]) -> None:
+    """Every level the SDK can send is accepted and remembered by the session (handshake era)."""
     store = app.extensions["mcp"].sessions
-    for level in t.get_args(types.LoggingLevel):
-        result = await client.set_logging_level(level)
-        assert isinstance(result, types.EmptyResult)
-        session_id = exchanges[-1].session_id
-        assert session_id is not None
-        assert store.load(session_id).log_level == level
+    async with Client(url, mode="legacy") as client:
+        for level in t.get_args(types.LoggingLevel):
+            result = await client.set_logging_level(level)
+            assert isinstance(result, types.EmptyResult)
+            session_id = exchanges[-1].session_id
+            assert session_id is not None
+            assert store.load(session_id).log_level == level
 
 
 # -- tools -------------------------------------------------------------------------
@@ -483,7 +505,7 @@ async def test_tool_annotated_with_a_content_class(
 ) -> None:
     """Returning flask_mcp's own result classes needs no output schema."""
     result = await client.call_tool(name, arguments)
-    wire = result.model_dump(by_alias=True, exclude_none=True, exclude={"result_type"})
+    wire = result.model_dump(by_alias=True, exclude_none=True, exclude={"result_type", "meta"})
     assert wire == {**expected, "isError": False}
     assert tool_named(await client.list_tools(), name).output_schema is None
 
@@ -544,11 +566,11 @@ async def test_read_binary_resource(client: Client) -> None:
 
 
 @pytest.mark.parametrize("uri", ["notes://404", "nothing://here"])
-async def test_missing_resource_is_resource_not_found(client: Client, uri: str) -> None:
-    """abort(404) and unknown URIs both become -32002 with the URI."""
+async def test_missing_resource_is_resource_not_found(client: Client, mode: str, uri: str) -> None:
+    """abort(404) and unknown URIs both become -32002 with the URI (-32602 in the modern era)."""
     with pytest.raises(MCPError) as info:
         await client.read_resource(uri)
-    assert info.value.error.code == -32002
+    assert info.value.error.code == (-32002 if mode == "legacy" else types.INVALID_PARAMS)
     assert info.value.error.data == {"uri": uri}
 
 

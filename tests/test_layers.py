@@ -42,6 +42,8 @@ TYPE_ONLY_UPWARD: set[tuple[str, str]] = {
     ("flask_mcp.globals", "flask_mcp.state"),
     ("flask_mcp.transport.cgi", "flask_mcp.state"),
     ("flask_mcp.transport.http", "flask_mcp.state"),
+    ("flask_mcp.transport.listen", "flask_mcp.state"),
+    ("flask_mcp.transport.modern", "flask_mcp.state"),
     ("flask_mcp.transport.openapi", "flask_mcp.state"),
     ("flask_mcp.transport.rest", "flask_mcp.state"),
     ("flask_mcp.transport.streaming", "flask_mcp.state"),

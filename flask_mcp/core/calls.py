@@ -100,9 +100,9 @@ def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any]) -> t.Any:
 # -- resources ---------------------------------------------------------------------------------
 
 
-def not_found(uri: str) -> MCPError:
-    """The -32002 error for a URI no resource answers to."""
-    return MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+def not_found(uri: str, modern: bool = False) -> MCPError:
+    """The error for a URI no resource answers to: -32002, or -32602 in the modern era."""
+    return MCPError(INVALID_PARAMS if modern else RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
 
 def read_contents(call: Call, uri: str) -> dict[str, t.Any]:
@@ -111,7 +111,7 @@ def read_contents(call: Call, uri: str) -> dict[str, t.Any]:
     Shared by ``resources/read`` and the REST adapter. The caller's
     permissions are checked before the template's variables are validated.
 
-    :raises MCPError: -32002 when nothing answers to *uri* (or its handler
+    :raises MCPError: -32002 (-32602 in the modern era) when nothing answers to *uri* (or its handler
         raised :class:`~flask_mcp.NotFoundError`), -32602 for invalid
         template variables, a permission denial or a rate limit.
     """
@@ -120,7 +120,7 @@ def read_contents(call: Call, uri: str) -> dict[str, t.Any]:
         return _read_spilled(call, uri, token)
     found = call.server.registry.find_resource(uri)
     if found is None:
-        raise not_found(uri)
+        raise not_found(uri, call.state.modern)
     resource, variables = found
     call.server.admit(call, "resource", resource, variables)
     kwargs: dict[str, t.Any] = {}
@@ -134,7 +134,7 @@ def read_contents(call: Call, uri: str) -> dict[str, t.Any]:
     try:
         value = call.server.invoke(resource.func, kwargs)
     except NotFoundError:
-        raise not_found(uri) from None
+        raise not_found(uri, call.state.modern) from None
     return {"contents": resource_contents(value, uri, resource.mime_type, resource.output_schema)}
 
 
@@ -143,7 +143,7 @@ def _read_spilled(call: Call, uri: str, token: str) -> dict[str, t.Any]:
     store = call.server.result_store
     stored = store.get(token, call.state.session_id) if store is not None else None
     if stored is None:
-        raise not_found(uri)
+        raise not_found(uri, call.state.modern)
     text, mime_type = stored
     return {"contents": [{"uri": uri, "mimeType": mime_type, "text": text}]}
 

@@ -13,12 +13,13 @@ import typing as t
 
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import MCPError
-from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION
+from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION, MODERN_PROTOCOL_VERSIONS
 from .context import Channel, Context
 from .subscriptions import LocalSubscriptions, Subscriptions
 
 if t.TYPE_CHECKING:
     from ..policies.principal import Principal
+    from .rounds import Round
     from .server import Server
 
 __all__ = ["Call", "ClientState"]
@@ -44,6 +45,11 @@ class ClientState:
     changed: bool = dataclasses.field(default=False, compare=False)
     #: The transport's session id, if any; not persisted.
     session_id: str | None = dataclasses.field(default=None, compare=False)
+
+    @property
+    def modern(self) -> bool:
+        """Whether this client speaks a modern-era revision (2026-07-28 and later), request by request."""
+        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     def to_dict(self) -> dict[str, t.Any]:
         """Compact form for storage; empty members are left out."""
@@ -80,6 +86,9 @@ class Call:
     channel: Channel | None = None
     #: The authenticated caller, when the transport has an auth backend.
     principal: Principal | None = None
+    #: The answers a modern ``tools/call``, ``prompts/get`` or ``resources/read`` brought
+    #: (:mod:`flask_mcp.core.rounds`); ``None`` in the handshake era.
+    round: Round | None = None
 
     def context(self) -> Context:
         """A :class:`~flask_mcp.Context` for the handler of this request."""

@@ -13,11 +13,16 @@ with :class:`Context` receives one::
 The context speaks through a :class:`Channel` that the transport provides
 (Streamable HTTP switches the response to Server-Sent Events for it); the
 protocol core never sees how messages travel.
+
+Questions to the client (:meth:`Context.elicit`, :meth:`Context.sample`,
+:meth:`Context.list_roots`, :meth:`Context.ask`) are requests to the client
+in the handshake era; in the modern era they end the request with an
+``input_required`` round, and the handler runs again from the start with
+the answers (:mod:`flask_mcp.core.rounds`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import typing as t
 
 import marshmallow as ma
@@ -26,7 +31,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import MCPError
 from ..protocol.versions import LOG_LEVELS
 from ..schemas.hints import InjectedParameter
-from ..schemas.json_schema import schema_to_json_schema
+from .input_requests import Elicit, ElicitResult, InputRequest, ListRoots, Sample
 
 if t.TYPE_CHECKING:
     from .client import Call
@@ -58,16 +63,6 @@ class Channel(t.Protocol):
         """Why requests to the client cannot be sent on this channel, or ``None`` when they can."""
 
 
-@dataclasses.dataclass(frozen=True)
-class ElicitResult:
-    """The client's answer to :meth:`Context.elicit`."""
-
-    #: ``"accept"``, ``"decline"`` or ``"cancel"``.
-    action: str
-    #: The submitted values when accepted.
-    content: dict[str, t.Any] | None = None
-
-
 class Context(InjectedParameter):
     """The running request, as a handler sees it.
 
@@ -96,8 +91,13 @@ class Context(InjectedParameter):
 
     @property
     def client_capabilities(self) -> dict[str, t.Any]:
-        """What the client declared on ``initialize``."""
+        """What the client declared: on ``initialize``, or in this request's ``_meta`` (modern era)."""
         return self._call.state.capabilities
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol revision of this request."""
+        return self._call.state.protocol_version
 
     @property
     def progress_token(self) -> str | int | None:
@@ -139,11 +139,19 @@ class Context(InjectedParameter):
         self._channel.notify("notifications/progress", params)
 
     def log(self, level: str, data: t.Any, logger: str | None = None) -> None:
-        """Send ``notifications/message`` if *level* reaches what the client set with ``logging/setLevel``."""
+        """Send ``notifications/message`` if *level* reaches the level the client wants.
+
+        The handshake era sends every level until the client sets one with
+        ``logging/setLevel``; the modern era sends nothing unless the request
+        names a level in its ``_meta``.
+        """
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
-        wanted = self._call.state.log_level
-        if self._channel is None or (wanted is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted)):
+        state = self._call.state
+        wanted = state.log_level
+        if self._channel is None or (wanted is None and state.modern):
+            return
+        if wanted is not None and LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
             return
         params: dict[str, t.Any] = {"level": level, "data": data}
         if logger is not None:
@@ -182,14 +190,46 @@ class Context(InjectedParameter):
         """:meth:`log` at ``emergency``."""
         self.log("emergency", data, logger)
 
-    def _request(self, capability: str, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
+    def ask(self, **requests: InputRequest) -> dict[str, t.Any]:
+        """Ask the client several things at once; the answers by the same keywords.
+
+        ::
+
+            answers = ctx.ask(name=Elicit("Your name?", NameForm), roots=ListRoots())
+            answers["name"].action, answers["roots"]
+
+        In the modern era all of them go out in one ``input_required`` round
+        (the keywords are the keys of its ``inputRequests``); in the
+        handshake era they are sent one after another.
+
+        :raises MCPError: the client did not declare a capability one of them
+            needs (-32021 in the modern era), or did not answer.
+        """
+        call = self._call
+        if call.round is not None:
+            return call.round.ask(requests, self.client_capabilities)
+        return {key: request.answer(key, self._send(request)) for key, request in requests.items()}
+
+    def _ask_one(self, request: InputRequest, key: str | None) -> t.Any:
+        call = self._call
+        if call.round is not None:
+            key = call.round.key(request, key)
+            return call.round.ask({key: request}, self.client_capabilities)[key]
+        return request.answer(key or request.kind, self._send(request))
+
+    def _send(self, request: InputRequest) -> dict[str, t.Any]:
         # The transport's limits come first: a stateless request knows no capabilities at all.
         reason = self._channel.unavailable() if self._channel is not None else "a transport that can send requests"
         if reason is not None:
-            raise MCPError(CAPABILITY_MISSING, f"{method} needs {reason}")
-        if capability not in self.client_capabilities:
-            raise MCPError(CAPABILITY_MISSING, f"the client did not declare the {capability!r} capability")
-        return t.cast("Channel", self._channel).request(method, params, self._timeout)
+            raise MCPError(CAPABILITY_MISSING, f"{request.method} needs {reason}")
+        if not request.declared(self.client_capabilities):
+            needed = (
+                "URL-mode elicitation"
+                if isinstance(request, Elicit) and request.url
+                else f"the {request.kind!r} capability"
+            )
+            raise MCPError(CAPABILITY_MISSING, f"the client did not declare {needed}")
+        return t.cast("Channel", self._channel).request(request.method, request.params, self._timeout)
 
     def sample(
         self,
@@ -202,86 +242,52 @@ class Context(InjectedParameter):
         model_preferences: dict[str, t.Any] | None = None,
         include_context: str | None = None,
         metadata: dict[str, t.Any] | None = None,
+        key: str | None = None,
     ) -> dict[str, t.Any]:
         """Ask the client's model for a completion (``sampling/createMessage``).
 
         :param messages: a string (one user message) or ``SamplingMessage`` dicts.
+        :param key: the key of this question in a modern ``input_required``
+            round (default: ``sampling-<n>``, counted in the order asked).
         :returns: the ``CreateMessageResult`` (``role``, ``content``, ``model``, ...).
         """
-        if isinstance(messages, str):
-            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
-        params: dict[str, t.Any] = {"messages": list(messages), "maxTokens": max_tokens}
-        for key, value in (
-            ("systemPrompt", system_prompt),
-            ("temperature", temperature),
-            ("stopSequences", list(stop_sequences) if stop_sequences is not None else None),
-            ("modelPreferences", model_preferences),
-            ("includeContext", include_context),
-            ("metadata", metadata),
-        ):
-            if value is not None:
-                params[key] = value
-        return self._request("sampling", "sampling/createMessage", params)
+        request = Sample(
+            messages,
+            max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+            stop_sequences=stop_sequences,
+            model_preferences=model_preferences,
+            include_context=include_context,
+            metadata=metadata,
+        )
+        return t.cast(dict[str, t.Any], self._ask_one(request, key))
 
-    def elicit(self, message: str, schema: type[ma.Schema] | ma.Schema | dict[str, t.Any]) -> ElicitResult:
+    def elicit(
+        self, message: str, schema: type[ma.Schema] | ma.Schema | dict[str, t.Any], *, key: str | None = None
+    ) -> ElicitResult:
         """Ask the user for input through the client (``elicitation/create``, form mode).
 
         :param schema: a marshmallow schema of primitive fields (defaults and
             ``OneOf`` choices become ``default`` and ``enum``), or a
             ``requestedSchema`` dict as the specification writes it.
+        :param key: the key of this question in a modern ``input_required``
+            round (default: ``elicitation-<n>``).
         """
-        requested = schema if isinstance(schema, dict) else _requested_schema(schema)
-        result = self._request(
-            "elicitation", "elicitation/create", {"mode": "form", "message": message, "requestedSchema": requested}
-        )
-        return ElicitResult(result.get("action", "cancel"), result.get("content"))
+        return t.cast(ElicitResult, self._ask_one(Elicit(message, schema), key))
 
-    def elicit_url(self, message: str, url: str, elicitation_id: str) -> ElicitResult:
-        """Send the user to *url* (``elicitation/create``, URL mode); the client must declare it."""
-        if "url" not in (self.client_capabilities.get("elicitation") or {}):
-            raise MCPError(CAPABILITY_MISSING, "the client did not declare URL-mode elicitation")
-        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
-        result = self._request("elicitation", "elicitation/create", params)
-        return ElicitResult(result.get("action", "cancel"), result.get("content"))
+    def elicit_url(
+        self, message: str, url: str, elicitation_id: str | None = None, *, key: str | None = None
+    ) -> ElicitResult:
+        """Send the user to *url* (``elicitation/create``, URL mode); the client must declare it.
 
-    def list_roots(self) -> list[dict[str, t.Any]]:
+        :param elicitation_id: required in the handshake era, which names
+            URL elicitations; the modern era has no such id.
+        """
+        if self._call.round is None and elicitation_id is None:
+            raise TypeError("elicit_url needs an elicitation_id in the handshake era")
+        return t.cast(ElicitResult, self._ask_one(Elicit(message, url=url, elicitation_id=elicitation_id), key))
+
+    def list_roots(self, *, key: str | None = None) -> list[dict[str, t.Any]]:
         """The client's roots (``roots/list``)."""
-        return t.cast(list[dict[str, t.Any]], self._request("roots", "roots/list", {}).get("roots", []))
-
-
-def _requested_schema(schema: type[ma.Schema] | ma.Schema) -> dict[str, t.Any]:
-    """An elicitation ``requestedSchema``: a flat object of primitive properties.
-
-    Choices follow SEP-1330: ``OneOf(choices)`` gives ``enum`` (a ``List``
-    of it, a multi-select); ``OneOf(choices, labels=...)`` gives titled
-    options (``oneOf``, or ``items.anyOf`` for a list); an ``enumNames``
-    entry in a field's metadata keeps the legacy titled form.
-    """
-    instance = schema() if isinstance(schema, type) else schema
-    converted = schema_to_json_schema(instance, "input")
-    properties = converted["properties"]
-    for name, field in instance.fields.items():
-        if name not in properties:
-            continue
-        target = properties[name]
-        inner = field.inner if isinstance(field, ma.fields.List) else field
-        if isinstance(field, ma.fields.List):
-            target = target.setdefault("items", {})
-        for validator in inner.validators:
-            if isinstance(validator, ma.validate.OneOf) and validator.labels:
-                titled = [
-                    {"const": c, "title": str(label)}
-                    for c, label in zip(validator.choices, validator.labels, strict=False)
-                ]
-                target.pop("enum", None)
-                if isinstance(field, ma.fields.List):
-                    target.pop("type", None)
-                    target["anyOf"] = titled
-                else:
-                    target["oneOf"] = titled
-        if "enumNames" in field.metadata:
-            properties[name]["enumNames"] = list(field.metadata["enumNames"])
-    requested: dict[str, t.Any] = {"type": "object", "properties": properties}
-    if converted.get("required"):
-        requested["required"] = converted["required"]
-    return requested
+        return t.cast(list[dict[str, t.Any]], self._ask_one(ListRoots(), key))

@@ -29,14 +29,17 @@ from ..policies.permissions import (
 from ..policies.principal import Principal
 from ..policies.ratelimit import CacheRateLimiter, Limit, RateLimiter, caller_key, enforce, parse_limit
 from ..protocol import jsonrpc
+from ..protocol.envelope import SERVER_INFO, is_modern, read_envelope
 from ..protocol.errors import describe_exception, is_expected
 from ..protocol.jsonrpc import MCPError
 from ..protocol.params import validate_params
 from ..protocol.strict_json import DEFAULT_LIMITS, JSONLimits
 from ..results.spill import ResultStore
+from . import modern
 from .client import Call, ClientState
 from .context import Channel
-from .methods import HANDLERS, NOTIFICATION_HANDLERS
+from .methods import HANDLERS, MODERN_HANDLERS, NOTIFICATION_HANDLERS
+from .rounds import ROUND_METHODS, InputRequired, Round, Sealer
 
 __all__ = ["Server"]
 
@@ -44,6 +47,7 @@ logger = logging.getLogger("flask_mcp")
 
 Invoker = t.Callable[[t.Callable[..., t.Any], dict[str, t.Any]], t.Any]
 Component = t.Union[Tool, Resource, ResourceTemplate, Prompt]
+CacheScope = t.Literal["public", "private"]
 
 
 def _default_invoke(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.Any:
@@ -98,6 +102,15 @@ class Server:
         transports as they decode (``MCP_MAX_JSON_*``).
     :param max_uri_length: the longest resource URI a request may name, in
         UTF-8 bytes (``MCP_MAX_URI_LENGTH``); longer ones are -32602.
+    :param sealer: seals the ``requestState`` of modern ``input_required``
+        rounds (:mod:`flask_mcp.core.rounds`); without one, a modern handler
+        that asks the client something fails with -32603.
+    :param max_request_state: the longest ``requestState`` issued or accepted
+        (``MCP_REQUEST_STATE_MAX_BYTES``).
+    :param cache_ttl_ms: ``ttlMs`` of cacheable modern results (``MCP_CACHE_TTL``).
+    :param cache_scope: ``cacheScope`` of cacheable modern results:
+        ``"private"`` when answers depend on the caller (authentication,
+        listings filtered by permissions).
     """
 
     def __init__(
@@ -124,6 +137,11 @@ class Server:
         unavailable: tuple[type[BaseException], ...] = (),
         json_limits: JSONLimits = DEFAULT_LIMITS,
         max_uri_length: int = 8192,
+        sealer: Sealer | None = None,
+        max_request_state: int = 65536,
+        modern_era: bool = True,
+        cache_ttl_ms: int = 0,
+        cache_scope: CacheScope = "public",
     ) -> None:
         self.registry = registry
         self.name = name
@@ -148,6 +166,11 @@ class Server:
         self.unavailable = unavailable
         self.json_limits = json_limits
         self.max_uri_length = max_uri_length
+        self.sealer = sealer
+        self.max_request_state = max_request_state
+        self.modern_era = modern_era
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope: CacheScope = cache_scope
 
     def current_request(self) -> t.Any:
         """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""
@@ -204,6 +227,15 @@ class Server:
         if self.title:
             info["title"] = self.title
         return info
+
+    @property
+    def meta_server_info(self) -> dict[str, t.Any]:
+        """``{"io.modelcontextprotocol/serverInfo": ...}``, the ``_meta`` of every modern result."""
+        return {SERVER_INFO: self.server_info()}
+
+    def cache_hints(self, call: Call) -> tuple[int, CacheScope]:
+        """``ttlMs`` and ``cacheScope`` of a cacheable modern result."""
+        return self.cache_ttl_ms, self.cache_scope
 
     def capabilities(self) -> dict[str, t.Any]:
         """Capabilities, derived from what is registered."""
@@ -265,6 +297,11 @@ class Server:
         responses never get one (the transport routes client responses to
         the request that waits for them).
 
+        The message picks its era: a request whose ``_meta`` names a protocol
+        revision is served statelessly in the modern era (*state* is not
+        used; the request's envelope is its client state), anything else in
+        the handshake era with *state*.
+
         :param channel: how a handler that takes a :class:`~flask_mcp.Context`
             talks back to the client while it runs.
         :param principal: the authenticated caller, if the transport authenticates.
@@ -279,18 +316,59 @@ class Server:
                 except Exception:  # a notification has nobody to report to
                     logger.exception("MCP notification handler %r failed", message.method)
             return None
+        if self.modern_era and is_modern(message.params):
+            return self._answer(message, lambda: self._modern(message, channel, principal))
+        return self._answer(message, lambda: self._handshake(message, state, channel, principal))
+
+    def _handshake(
+        self, message: jsonrpc.Request, state: ClientState, channel: Channel | None, principal: Principal | None
+    ) -> dict[str, t.Any]:
         handler = HANDLERS.get(message.method)
+        if handler is None:
+            raise MCPError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}")
+        # Every method's params are checked alike before its handler reads them (-32602).
+        params = validate_params(message.method, message.params)
+        return handler(Call(self, state, message.method, params, message.id, channel, principal))
+
+    def _modern(
+        self, message: jsonrpc.Request, channel: Channel | None, principal: Principal | None
+    ) -> dict[str, t.Any]:
+        # The request says everything about its client: nothing is read from a session.
+        envelope = read_envelope(message.params)
+        handler = MODERN_HANDLERS.get(message.method)
+        if handler is None:
+            removed = " (removed in the 2026-07-28 revision)" if message.method in modern.MODERN_REMOVED else ""
+            raise MCPError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}{removed}", message.method)
+        params = validate_params(message.method, message.params)
+        client = ClientState(
+            protocol_version=envelope.protocol_version,
+            client_info=envelope.client_info,
+            capabilities=envelope.capabilities,
+            log_level=envelope.log_level,
+        )
+        call = Call(self, client, message.method, params, message.id, channel, principal)
+        if message.method in ROUND_METHODS:
+            if self.sealer is None:
+                raise MCPError(jsonrpc.INTERNAL_ERROR, "input rounds need a requestState sealer; none was given")
+            call.round = Round(call, self.sealer, self.max_request_state)
         try:
-            if handler is None:
-                raise MCPError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}")
-            # Every method's params are checked alike before its handler reads them (-32602).
-            params = validate_params(message.method, message.params)
-            result = handler(Call(self, state, message.method, params, message.id, channel, principal))
-            return jsonrpc.success(message.id, result)
+            result = handler(call)
+        except InputRequired as pending:
+            result = t.cast(Round, call.round).result(pending)
+        return modern.finish(call, result)
+
+    def _answer(self, message: jsonrpc.Request, run: t.Callable[[], dict[str, t.Any]]) -> dict[str, t.Any]:
+        """The response envelope of *message*: *run*'s result, or the JSON-RPC error it raised."""
+        try:
+            return jsonrpc.success(message.id, run())
         except MCPError as exc:
             return jsonrpc.failure(message.id, exc)
         except self.unavailable:
             raise  # the store is down: the transport answers for it
+        except InputRequired:
+            # Asked outside tools/call, prompts/get and resources/read, which alone may answer input_required.
+            logger.error("MCP method %r asked the client for input, which only a call, read or get may", message.method)
+            return jsonrpc.failure(message.id, MCPError(jsonrpc.INTERNAL_ERROR, "Internal error"))
         except Exception as exc:
             if is_expected(exc):
                 # A ToolError (or abort()) from a resource or prompt handler: its message is for the client.

@@ -32,8 +32,17 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 #: Internal JSON-RPC error.
 INTERNAL_ERROR = -32603
-#: MCP: the requested resource does not exist.
+#: MCP: the requested resource does not exist (handshake era; the modern era uses -32602).
 RESOURCE_NOT_FOUND = -32002
+#: MCP 2026-07-28: an HTTP routing header (``MCP-Protocol-Version``,
+#: ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``) is missing or disagrees with the body.
+HEADER_MISMATCH = -32020
+#: MCP 2026-07-28: the request needs a client capability it did not declare;
+#: ``data.requiredCapabilities`` names it.
+MISSING_CAPABILITY = -32021
+#: MCP 2026-07-28: the request's protocol revision is not served;
+#: ``data`` is ``{"supported": [...], "requested": ...}``.
+UNSUPPORTED_VERSION = -32022
 #: flask_mcp: the caller may not use this tool, resource or prompt. An
 #: application code outside JSON-RPC's reserved range (-32768 to -32000);
 #: ``data.requiredScopes`` lists the scopes that would allow it. The HTTP
@@ -171,6 +180,17 @@ class Encoded(dict):  # type: ignore[type-arg]
     def __init__(self, value: dict[str, t.Any], text: str) -> None:
         super().__init__(value)
         self.text = text
+
+    def extended(self, members: dict[str, t.Any]) -> Encoded:
+        """A copy with *members* added (or replaced), its text spliced rather than encoded again."""
+        if not members:
+            return self
+        if any(key in self for key in members):
+            merged = {**self, **members}
+            return Encoded(merged, dumps(merged))
+        extra = dumps(members)
+        separator = "," if len(self) else ""
+        return Encoded({**self, **members}, f"{self.text[:-1]}{separator}{extra[1:]}")
 
 
 def dumps(value: t.Any) -> str:

@@ -26,6 +26,7 @@ from marshmallow import fields, validate, validates_schema
 from marshmallow.types import ErrorMessages
 
 from ..schemas.fields import ObjectField, OpenSchema
+from ..schemas.hints import JSONBoolean
 from .errors import describe_validation_error
 from .jsonrpc import ID_BOUNDS, INVALID_PARAMS, MCPError, is_request_id
 from .versions import LOG_LEVELS
@@ -40,12 +41,15 @@ __all__ = [
     "GetPromptParamsSchema",
     "ImplementationSchema",
     "InitializeParamsSchema",
+    "InputResponseParamsSchema",
+    "ListenParamsSchema",
     "PaginatedParamsSchema",
     "ReferenceSchema",
     "RequestIdField",
     "RequestParamsSchema",
     "ResourceParamsSchema",
     "SetLevelParamsSchema",
+    "SubscriptionFilterSchema",
     "ToolCallSchema",
     "validate_notification_params",
     "validate_params",
@@ -103,7 +107,20 @@ class PaginatedParamsSchema(RequestParamsSchema):
     cursor = fields.String(allow_none=True)
 
 
-class ToolCallSchema(RequestParamsSchema):
+class InputResponseParamsSchema(RequestParamsSchema):
+    """The retry of a request that answered ``input_required`` (2026-07-28).
+
+    ``inputResponses`` maps the keys of the server's input requests to the
+    client's answers (each answer is checked against what was asked when
+    the handler reads it); ``requestState`` is the server's sealed state,
+    echoed unchanged.
+    """
+
+    inputResponses = fields.Dict(keys=fields.String())  # the wire names
+    requestState = fields.String()
+
+
+class ToolCallSchema(InputResponseParamsSchema):
     """``tools/call``: the tool ``name`` and its ``arguments``.
 
     ``arguments`` must be an object; its keys are free, as only the tool's
@@ -114,13 +131,13 @@ class ToolCallSchema(RequestParamsSchema):
     arguments = fields.Dict(allow_none=True)
 
 
-class ResourceParamsSchema(RequestParamsSchema):
+class ResourceParamsSchema(InputResponseParamsSchema):
     """``resources/read``, ``resources/subscribe`` and ``resources/unsubscribe``: the ``uri``."""
 
     uri = fields.String(required=True)
 
 
-class GetPromptParamsSchema(RequestParamsSchema):
+class GetPromptParamsSchema(InputResponseParamsSchema):
     """``prompts/get``: the prompt ``name`` and its ``arguments`` object.
 
     The argument values are checked by the prompt's own schema.
@@ -128,6 +145,21 @@ class GetPromptParamsSchema(RequestParamsSchema):
 
     name = fields.String(required=True)
     arguments = fields.Dict(allow_none=True)
+
+
+class SubscriptionFilterSchema(OpenSchema):
+    """``notifications`` of ``subscriptions/listen``: which change notifications the client wants."""
+
+    toolsListChanged = JSONBoolean()  # the wire names
+    promptsListChanged = JSONBoolean()
+    resourcesListChanged = JSONBoolean()
+    resourceSubscriptions = fields.List(fields.String())
+
+
+class ListenParamsSchema(RequestParamsSchema):
+    """``subscriptions/listen`` (2026-07-28): the ``notifications`` filter."""
+
+    notifications = ObjectField(SubscriptionFilterSchema, required=True)
 
 
 class ReferenceSchema(OpenSchema):
@@ -198,6 +230,8 @@ PARAMS_SCHEMAS: dict[str, ma.Schema] = {
     "prompts/list": PaginatedParamsSchema(),
     "prompts/get": GetPromptParamsSchema(),
     "completion/complete": CompleteParamsSchema(),
+    "server/discover": RequestParamsSchema(),
+    "subscriptions/listen": ListenParamsSchema(),
 }
 
 #: Notification method -> the schema its params must satisfy. Others pass as they are.
@@ -223,7 +257,11 @@ def _plain_tool_call(params: dict[str, t.Any]) -> bool:
     which then words the errors.
     """
     return (
-        isinstance(params.get("name"), str) and _optional_dict(params, "arguments") and _optional_dict(params, "_meta")
+        isinstance(params.get("name"), str)
+        and _optional_dict(params, "arguments")
+        and _optional_dict(params, "_meta")
+        and "inputResponses" not in params
+        and "requestState" not in params
     )
 
 

@@ -1,10 +1,16 @@
-"""Streamable HTTP transport (handshake era) as a Flask view.
+"""Streamable HTTP transport as a Flask view, for both eras on one endpoint.
 
 One endpoint: ``POST`` carries one JSON-RPC message, ``GET`` opens or
 resumes a session's event stream (see :mod:`flask_mcp.transport.streaming`),
 ``DELETE`` ends a session. Every error, including the HTTP-level ones, is a
 JSON body with a JSON-RPC error object, never an HTML page, so MCP clients
 can read it.
+
+A message whose ``_meta`` names a protocol revision, or that comes with a
+modern ``MCP-Protocol-Version`` header, is served statelessly in the modern
+era (:mod:`flask_mcp.transport.modern`); anything else in the handshake era,
+where ``initialize`` starts a session. ``GET`` and ``DELETE`` only exist for
+handshake sessions: without one they answer 405.
 """
 
 from __future__ import annotations
@@ -19,12 +25,13 @@ from ..core.client import ClientState
 from ..globals import current_state
 from ..policies.ratelimit import caller_key
 from ..protocol import jsonrpc
+from ..protocol.envelope import is_modern
 from ..protocol.jsonrpc import INVALID_REQUEST, MCPError
 from ..protocol.params import validate_notification_params
-from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION, SUPPORTED_PROTOCOL_VERSIONS
+from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ..stores.events import parse_event_id
 from ..stores.failures import unavailable
-from . import streaming
+from . import modern, streaming
 from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
 
@@ -94,10 +101,8 @@ def endpoint() -> Response:
                 return error_response(401, exc.message, headers={"WWW-Authenticate": exc.challenge})
         if method == "POST":
             return _post(state, environ, principal)
-        if method == "DELETE" and not state.settings.stateless:
-            return _delete(state, environ, principal)
-        if method == "GET" and not state.settings.stateless:
-            return _get(state, environ, principal)
+        if method in ("GET", "DELETE") and _has_session(state, environ):
+            return _delete(state, environ, principal) if method == "DELETE" else _get(state, environ, principal)
     except _Reject as reject:
         return reject.response
     except state.store_errors as exc:
@@ -105,12 +110,21 @@ def endpoint() -> Response:
     return _method_not_allowed(state)
 
 
+def _has_session(state: MCPState, environ: WSGIEnvironment) -> bool:
+    # A GET or DELETE belongs to a handshake session; a modern client has none.
+    return (
+        not state.settings.stateless
+        and bool(environ.get(_SESSION_KEY))
+        and environ.get(_VERSION_KEY) not in MODERN_PROTOCOL_VERSIONS
+    )
+
+
 def _allowed(state: MCPState) -> str:
     return "POST, OPTIONS" if state.settings.stateless else "GET, POST, DELETE, OPTIONS"
 
 
 def _method_not_allowed(state: MCPState) -> Response:
-    allow = _allowed(state)
+    allow = _allowed(state) if request.method not in ("GET", "DELETE") else "POST, OPTIONS"
     return error_response(405, f"Method Not Allowed: {request.method} (allowed: {allow})", headers={"Allow": allow})
 
 
@@ -153,6 +167,10 @@ def _post(state: MCPState, environ: WSGIEnvironment, principal: Principal | None
         return _json(jsonrpc.failure(jsonrpc.request_id_of(payload), exc), 400)
     msg_id = message.id if not isinstance(message, jsonrpc.Notification) else None
     try:
+        if state.server.modern_era and (
+            environ.get(_VERSION_KEY) in MODERN_PROTOCOL_VERSIONS or is_modern(getattr(message, "params", None))
+        ):
+            return modern.post(state, environ, message, principal)
         return _dispatch(state, environ, message, msg_id, principal)
     except _Reject:
         raise

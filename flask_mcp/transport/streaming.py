@@ -26,11 +26,11 @@ import typing as t
 
 from flask import Response, copy_current_request_context, stream_with_context
 
-from ..auth.gate import error_status
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 from ..stores.events import BROADCAST, parse_event_id
 from ..stores.failures import unavailable
+from .status import http_status
 
 if t.TYPE_CHECKING:
     from ..core.client import ClientState
@@ -76,10 +76,16 @@ class HTTPChannel:
     live stream, if it is still open.
     """
 
-    def __init__(self, state: MCPState, client: ClientState, request_id: jsonrpc.RequestId) -> None:
+    def __init__(
+        self, state: MCPState, client: ClientState, request_id: jsonrpc.RequestId, modern: bool = False
+    ) -> None:
         self.state = state
         self.client = client
         self.request_id = request_id
+        #: A modern-era stream: no event ids (nothing can be resumed), and closing it cancels the request.
+        self.modern = modern
+        #: Set when the client went away before the response (modern era: that is cancellation).
+        self.abandoned = False
         self.stream_id = secrets.token_urlsafe(9)
         self.outbox: queue.Queue[tuple[str, str | None, t.Any]] = queue.Queue()
         self._numbers = itertools.count(1)
@@ -101,7 +107,7 @@ class HTTPChannel:
                     # The store is down: the live stream still gets the message (and ends
                     # with the response); only resuming it later is lost.
                     logger.warning("MCP store unavailable: event of stream %s not logged", self.stream_id)
-            if event_id is None:
+            if event_id is None and not self.modern:
                 event_id = f"{self.stream_id}:{next(self._numbers)}"
             self.outbox.put((kind, event_id, message))
 
@@ -147,7 +153,9 @@ class HTTPChannel:
         return None
 
     def cancelled(self) -> bool:
-        """Whether ``notifications/cancelled`` arrived for this request."""
+        """Whether ``notifications/cancelled`` arrived for this request, or its modern stream was closed."""
+        if self.abandoned:
+            return True
         mailbox, session_id = self.state.mailbox, self.client.session_id
         return mailbox is not None and session_id is not None and mailbox.is_cancelled(session_id, self.request_id)
 
@@ -158,6 +166,7 @@ def respond(
     client: ClientState,
     principal: Principal | None = None,
     session: Session | None = None,
+    modern: bool = False,
 ) -> Response:
     """Run the handler in a worker thread and answer with JSON or an event stream.
 
@@ -167,8 +176,10 @@ def respond(
 
     :param principal: the authenticated caller, handed to the protocol core.
     :param session: the loaded session of *client*, stored again if the handler changes it.
+    :param modern: a modern-era request: its errors carry the revision's
+        HTTP statuses, its stream has no event ids, and closing it cancels the handler.
     """
-    channel = HTTPChannel(state, client, message.id)
+    channel = HTTPChannel(state, client, message.id, modern)
     session_id = client.session_id
     mailbox = state.mailbox
     if mailbox is not None and session_id is not None and not mailbox.claim(session_id, message.id):
@@ -208,9 +219,8 @@ def respond(
 
     threading.Thread(target=work, name=f"mcp-request-{message.id}", daemon=True).start()
     first = channel.outbox.get()
-    if first[0] == _DONE and first[1] is None:  # nothing was streamed: the fast JSON answer
-        mapped = error_status(first[2].get("error"), state.auth)
-        status, headers = mapped if mapped is not None else (200, None)
+    if first[0] == _DONE and not channel.streaming:  # nothing was streamed: the fast JSON answer
+        status, headers = http_status(first[2], state.auth, modern)
         return Response(
             state.server.serialize(first[2]), status=status, headers=headers, content_type="application/json"
         )
@@ -223,22 +233,31 @@ def respond(
 
 def _post_stream(state: MCPState, channel: HTTPChannel, first: tuple[str, str | None, t.Any]) -> t.Iterator[bytes]:
     keepalive = state.settings.sse_keepalive
-    # The priming event (an id and no data) lets the client resume this stream.
-    yield sse_event(b"", f"{channel.stream_id}:0", state.settings.sse_retry_ms)
+    if not channel.modern:
+        # The priming event (an id and no data) lets the client resume this stream.
+        yield sse_event(b"", f"{channel.stream_id}:0", state.settings.sse_retry_ms)
     item = first
-    while True:
-        kind, event_id, payload = item
-        if kind == _CLOSE:
-            return  # the client resumes with GET and Last-Event-ID
-        yield sse_event(jsonrpc.encode(payload), event_id)
-        if kind == _DONE:
-            return
+    finished = False
+    try:
         while True:
-            try:
-                item = channel.outbox.get(timeout=keepalive)
-                break
-            except queue.Empty:
-                yield b": keep-alive\n\n"  # a comment: proxies and clients see the stream is alive
+            kind, event_id, payload = item
+            if kind == _CLOSE:
+                finished = True
+                return  # the client resumes with GET and Last-Event-ID
+            yield sse_event(jsonrpc.encode(payload), event_id)
+            if kind == _DONE:
+                finished = True
+                return
+            while True:
+                try:
+                    item = channel.outbox.get(timeout=keepalive)
+                    break
+                except queue.Empty:
+                    yield b": keep-alive\n\n"  # a comment: proxies and clients see the stream is alive
+    finally:
+        if not finished:
+            # The client closed the stream before the response: in the modern era that cancels the request.
+            channel.abandoned = channel.modern
 
 
 def resume_or_listen(

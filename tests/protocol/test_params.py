@@ -8,7 +8,7 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp.core.methods import HANDLERS
+from flask_mcp.core.methods import HANDLERS, MODERN_HANDLERS
 from flask_mcp.protocol import jsonrpc
 from flask_mcp.protocol.params import (
     NOTIFICATION_SCHEMAS,
@@ -34,6 +34,8 @@ VALID: dict[str, dict[str, t.Any]] = {
     "prompts/list": {},
     "prompts/get": {"name": "review"},
     "completion/complete": {"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "a", "value": ""}},
+    "server/discover": {},
+    "subscriptions/listen": {"notifications": {}},
 }
 
 #: (method, params, the fields.* path expected in the messages)
@@ -73,6 +75,19 @@ INVALID: list[tuple[str, dict[str, t.Any], tuple[str, ...]]] = [
     ("completion/complete", {**VALID["completion/complete"], "argument": {"name": "a"}}, ("argument", "value")),
     ("completion/complete", {**VALID["completion/complete"], "argument": {"value": 1}}, ("argument", "name")),
     ("completion/complete", {**VALID["completion/complete"], "context": {"arguments": []}}, ("context", "arguments")),
+    ("tools/call", {"name": "echo", "inputResponses": None}, ("inputResponses",)),
+    ("tools/call", {"name": "echo", "inputResponses": [1]}, ("inputResponses",)),
+    ("tools/call", {"name": "echo", "requestState": 1}, ("requestState",)),
+    ("prompts/get", {"name": "review", "requestState": {}}, ("requestState",)),
+    ("resources/read", {"uri": "notes://1", "inputResponses": "yes"}, ("inputResponses",)),
+    ("subscriptions/listen", {}, ("notifications",)),
+    ("subscriptions/listen", {"notifications": []}, ("notifications",)),
+    ("subscriptions/listen", {"notifications": {"toolsListChanged": 1}}, ("notifications", "toolsListChanged")),
+    (
+        "subscriptions/listen",
+        {"notifications": {"resourceSubscriptions": "a://b"}},
+        ("notifications", "resourceSubscriptions"),
+    ),
 ]
 
 
@@ -92,7 +107,7 @@ def dig(messages: t.Any, path: tuple[str, ...]) -> t.Any:
 
 
 def test_every_request_method_has_a_schema() -> None:
-    assert set(HANDLERS) <= set(PARAMS_SCHEMAS)
+    assert set(HANDLERS) | set(MODERN_HANDLERS) == set(PARAMS_SCHEMAS)
     assert set(VALID) == set(PARAMS_SCHEMAS)
 
 

@@ -129,7 +129,9 @@ def open_stream(client: t.Any, last_event_id: str | None = None) -> tuple[t.Any,
 
 def test_get_needs_a_live_session_and_sse(streaming_mcp: MCP, make_app, make_client) -> None:
     client = make_client(make_app(streaming_mcp))
-    assert client.http.get("/mcp", headers={"Accept": "text/event-stream"}).status_code == 400
+    # Without a session a GET belongs to no handshake: the modern era has no GET (405).
+    refused = client.http.get("/mcp", headers={"Accept": "text/event-stream"})
+    assert (refused.status_code, refused.headers["Allow"]) == (405, "POST, OPTIONS")
     assert client.http.get("/mcp", headers={"Accept": "text/event-stream", "Mcp-Session-Id": "nope"}).status_code == 404
     client.initialize()
     assert client.http.get("/mcp", headers=client.headers(Accept="application/json")).status_code == 406

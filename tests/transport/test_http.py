@@ -398,10 +398,11 @@ def test_delete_ends_session(client: t.Any, schema_checker: t.Any) -> None:
     assert_error(schema_checker, again, 404, SESSION_NOT_FOUND)
 
 
-def test_delete_without_session_header_is_400(client: t.Any, schema_checker: t.Any) -> None:
-    """DELETE must name the session, and the live session survives."""
+def test_delete_without_session_header_is_405(client: t.Any, schema_checker: t.Any) -> None:
+    """DELETE without a session belongs to no handshake (405), and the live session survives."""
     response = client.http.delete("/mcp", headers={"Accept": "application/json"})
-    assert_error(schema_checker, response, 400, -32600)
+    assert_error(schema_checker, response, 405, -32600)
+    assert response.headers["Allow"] == "POST, OPTIONS"
     assert client.request("ping") == {}
 
 

@@ -30,6 +30,7 @@ import pytest
 from flask import Flask
 from marshmallow import fields, validate
 from mcp import Client
+from mcp.shared.exceptions import MCPError as MCPErrorOnClient
 
 from flask_mcp import MCP, Context, MCPError
 from flask_mcp.core.context import LOG_LEVELS
@@ -43,7 +44,8 @@ if t.TYPE_CHECKING:
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 anyio = pytest.mark.anyio
 
-MODES = ["legacy", "auto"]
+#: The handshake era, and the modern era reached by the discover probe or pinned.
+MODES = ["legacy", "auto", "2026-07-28"]
 PROTOCOL_VERSION = "2025-11-25"
 #: Seconds any single wait of a test may take before it counts as a hang.
 WAIT = 15.0
@@ -420,12 +422,18 @@ async def test_logging_follows_the_level_set(served: Served, mode: str, level: s
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         received.append(params)
 
-    async with Client(served.url, mode=mode, logging_callback=on_log) as client:
-        if level is not None:
-            await client.set_logging_level(level)  # type: ignore[arg-type]
-        result = await client.call_tool("chatter", {})
+    if mode == "legacy":
+        async with Client(served.url, mode=mode, logging_callback=on_log) as client:
+            if level is not None:
+                await client.set_logging_level(level)  # type: ignore[arg-type]
+            result = await client.call_tool("chatter", {})
+        wanted = LOG_LEVELS[LOG_LEVELS.index(level) if level else 0 :]
+    else:
+        # The modern era: the level travels in each request's _meta, and no level means no logs.
+        async with Client(served.url, mode=mode, logging_callback=on_log, log_level=level) as client:
+            result = await client.call_tool("chatter", {})
+        wanted = LOG_LEVELS[LOG_LEVELS.index(level) :] if level else ()
     assert not result.is_error
-    wanted = LOG_LEVELS[LOG_LEVELS.index(level) if level else 0 :]
     assert [(p.level, p.data, p.logger) for p in received] == [(lv, f"{lv} message", "chatter") for lv in wanted]
 
 
@@ -512,14 +520,27 @@ async def test_silent_context_tool_answers_plain_json(served: Served, mode: str,
 
 
 @anyio
-async def test_sampling_without_the_capability_is_a_tool_error(served: Served, mode: str) -> None:
+async def test_sampling_without_the_capability_is_a_tool_error(served: Served) -> None:
     """No sampling capability: an isError result naming it, and no request is sent to the client."""
-    async with Client(served.url, mode=mode) as client:
+    async with Client(served.url, mode="legacy") as client:
         result = await client.call_tool("ask_model", {"prompt": "hi", "max_tokens": 3})
     assert result.is_error is True
     assert "'sampling' capability" in texts(result.content)[0]
     [exchange] = served.recorder.tool_calls("ask_model")
     assert exchange.content_type == "application/json"  # no sampling/createMessage went out on a stream
+
+
+@anyio
+@pytest.mark.parametrize("mode", ["auto", "2026-07-28"])
+async def test_sampling_without_the_capability_is_missing_capability(served: Served, mode: str) -> None:
+    """The modern era: -32021 naming the capability, as a protocol error, before the tool asks anything."""
+    async with Client(served.url, mode=mode) as client:
+        with pytest.raises(MCPErrorOnClient) as info:
+            await client.call_tool("ask_model", {"prompt": "hi", "max_tokens": 3})
+    assert info.value.error.code == -32021
+    assert info.value.error.data == {"requiredCapabilities": {"sampling": {}}}
+    [exchange] = served.recorder.tool_calls("ask_model")
+    assert (exchange.status, exchange.content_type) == (400, "application/json")
 
 
 # -- 2. raw HTTP ------------------------------------------------------------------------
@@ -850,8 +871,9 @@ async def test_gunicorn_sampling_and_elicitation(gunicorn_url: str, mode: str) -
     assert outcome is not None
     assert (outcome["reply"], outcome["action"]) == (f"HELLO {mode.upper()}", "accept")
     assert outcome["content"] == {"name": f"Ada-{mode}", "team": "docs"}
-    assert len(outcome["answer_threads"]) == 2  # the sampling answer and the elicitation answer
-    assert outcome["request_thread"] not in outcome["answer_threads"]
+    if mode == "legacy":
+        assert len(outcome["answer_threads"]) == 2  # the sampling answer and the elicitation answer
+        assert outcome["request_thread"] not in outcome["answer_threads"]
 
 
 def test_answer_posted_to_another_gunicorn_process(redis_url: str) -> None:

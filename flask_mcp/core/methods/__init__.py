@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import typing as t
 
-from . import completion, lifecycle, prompts, resources, tools
+from . import completion, discover, lifecycle, prompts, resources, subscriptions, tools
 
 if t.TYPE_CHECKING:
     from ..client import Call
 
-__all__ = ["HANDLERS", "NOTIFICATION_HANDLERS"]
+__all__ = ["HANDLERS", "MODERN_HANDLERS", "NOTIFICATION_HANDLERS"]
 
 Handler = t.Callable[["Call"], dict[str, t.Any]]
 NotificationHandler = t.Callable[["Call"], None]
 
-#: Request method name -> handler.
+#: Request method name -> handler, in the handshake era (2025-11-25 and older).
 HANDLERS: dict[str, Handler] = {
     "initialize": lifecycle.initialize,
     "ping": lifecycle.ping,
@@ -36,6 +36,23 @@ HANDLERS: dict[str, Handler] = {
     "prompts/list": prompts.list_prompts,
     "prompts/get": prompts.get_prompt,
     "completion/complete": completion.complete,
+}
+
+#: Request method name -> handler, in the modern era (2026-07-28): no handshake, no
+#: ping, no log level, no per-resource subscriptions; discovery and listen streams instead.
+#: The handlers are the handshake era's where the method is the same: the era shows in
+#: the request (:class:`~flask_mcp.core.client.ClientState.modern`), not in the code.
+MODERN_HANDLERS: dict[str, Handler] = {
+    "server/discover": discover.discover,
+    "tools/list": tools.list_tools,
+    "tools/call": tools.call_tool,
+    "resources/list": resources.list_resources,
+    "resources/templates/list": resources.list_templates,
+    "resources/read": resources.read_resource,
+    "prompts/list": prompts.list_prompts,
+    "prompts/get": prompts.get_prompt,
+    "completion/complete": completion.complete,
+    "subscriptions/listen": subscriptions.listen,
 }
 
 #: Notification method name -> handler. Unknown notifications are ignored.

@@ -15,6 +15,7 @@ from ...results.convert import tool_result
 from ...results.formats import ErrorType, error_result
 from ...results.spill import spill_uri
 from ..calls import load_arguments, run_tool
+from ..input_requests import InputError
 from .listing import list_page
 
 if t.TYPE_CHECKING:
@@ -82,6 +83,8 @@ def call_tool(call: Call) -> dict[str, t.Any]:
     try:
         value = run_tool(call, tool, kwargs)
     except Exception as exc:
+        if isinstance(exc, InputError) and call.round is not None:
+            raise  # the modern era's protocol error (-32021, -32602), not a failure of the tool
         error_type, message, detail = _failure(exc, call, tool)
         return error_result(message, error_type=error_type, detail=detail, error_format=policy.error_format)
     try:

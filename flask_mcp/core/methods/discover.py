@@ -1,0 +1,26 @@
+"""``server/discover`` (2026-07-28): what the server is and speaks, without a handshake."""
+
+from __future__ import annotations
+
+import typing as t
+
+from ...protocol.versions import ALL_PROTOCOL_VERSIONS
+
+if t.TYPE_CHECKING:
+    from ..client import Call
+
+
+def discover(call: Call) -> dict[str, t.Any]:
+    """Every revision served (newest first), the capabilities and the instructions.
+
+    ``serverInfo``, ``resultType`` and the cache hints are added to every
+    modern result alike (:mod:`flask_mcp.core.modern`).
+    """
+    server = call.server
+    result: dict[str, t.Any] = {
+        "supportedVersions": list(ALL_PROTOCOL_VERSIONS),
+        "capabilities": server.capabilities(),
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result

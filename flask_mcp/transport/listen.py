@@ -1,0 +1,110 @@
+"""``subscriptions/listen`` over HTTP (2026-07-28): a long-lived event stream of change notifications.
+
+The core accepts the filter; this module holds the stream open: first
+``notifications/subscriptions/acknowledged``, then every change notification
+the filter asks for, published by any process that shares the store
+(``notifications/*/list_changed`` from run-time registration,
+``notifications/resources/updated`` from :meth:`flask_mcp.MCP.notify_resource_updated`),
+with keep-alive comments while nothing happens. After
+``MCP_LISTEN_MAX_LIFETIME`` seconds the stream ends with its result, and the
+client listens again. A client that closes the stream cancels it; the
+thread serving it is released at its next wake-up.
+
+Streams count against ``MCP_MAX_STREAMS`` like the handshake era's GET streams.
+"""
+
+from __future__ import annotations
+
+import time
+import typing as t
+
+from flask import Response, stream_with_context
+
+from ..core.client import ClientState
+from ..core.listen import Subscription
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
+from ..stores.events import BROADCAST
+from ..stores.failures import unavailable
+from .status import http_status
+from .streaming import STREAM_RETRY_AFTER, sse_event
+
+if t.TYPE_CHECKING:
+    from ..policies.principal import Principal
+    from ..state import MCPState
+    from ..stores.events import EventLog
+
+__all__ = ["respond"]
+
+_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def _json(state: MCPState, response: dict[str, t.Any]) -> Response:
+    status, headers = http_status(response, state.auth, modern=True)
+    return Response(state.server.serialize(response), status=status, headers=headers, content_type="application/json")
+
+
+def respond(state: MCPState, message: jsonrpc.Request, principal: Principal | None) -> Response:
+    """Answer a (checked) modern ``subscriptions/listen`` request with its stream, or an error."""
+    response = t.cast(dict[str, t.Any], state.server.handle(message, ClientState(), principal=principal))
+    if "error" in response:
+        return _json(state, response)
+    if state.events is None:
+        error = MCPError(jsonrpc.METHOD_NOT_FOUND, "Method not found: subscriptions/listen needs a store")
+        return _json(state, jsonrpc.failure(message.id, error))
+    if not state.streams.take():
+        error = MCPError(
+            SERVICE_UNAVAILABLE,
+            f"Service Unavailable: this server holds {state.streams.limit} open streams; retry shortly",
+            {"retryAfter": STREAM_RETRY_AFTER},
+        )
+        return _json(state, jsonrpc.failure(message.id, error))
+    try:
+        subscription = Subscription(message.id, response["result"]["notifications"])
+        events = state.events
+        start = events.last(None, BROADCAST)
+        stream = Response(
+            stream_with_context(_stream(state, subscription, events, start)),
+            content_type="text/event-stream",
+            headers=_HEADERS,
+        )
+    except BaseException:
+        state.streams.give_back()
+        raise
+    # The WSGI server closes the response when the stream ends or the client goes away.
+    stream.call_on_close(state.streams.give_back)
+    return stream
+
+
+def _stream(state: MCPState, subscription: Subscription, events: EventLog, number: int) -> t.Iterator[bytes]:
+    """The acknowledgement, then the wanted broadcasts after event *number*, until the lifetime ends."""
+    settings = state.settings
+    counter = events.counter_key(None, BROADCAST)
+    yield sse_event(jsonrpc.encode(subscription.acknowledgement()))
+    started = last_sent = time.monotonic()
+    ends = started + settings.listen_max_lifetime
+    try:
+        while True:
+            raw = events.cache.get(counter)  # as the watcher will see it
+            top = int(raw or 0)
+            if top > number:
+                for _event_id, notification in events.after(
+                    None, BROADCAST, max(number, top - settings.sse_replay_max)
+                ):
+                    if subscription.wants(notification):
+                        yield sse_event(jsonrpc.encode(subscription.tagged(notification)))
+                        last_sent = time.monotonic()
+                number = top
+            now = time.monotonic()
+            if now >= ends:
+                yield sse_event(jsonrpc.encode(subscription.closing()))
+                return
+            woken = state.waker.wait(
+                events.cache.cache, {counter: raw}, min(ends, last_sent + settings.sse_keepalive) - now
+            )
+            if not woken and time.monotonic() - last_sent >= settings.sse_keepalive:
+                yield b": keep-alive\n\n"  # a comment: proxies see the stream is alive; a gone client shows here
+                last_sent = time.monotonic()
+    except state.store_errors as exc:
+        # The store is down: end the stream in bounded time, saying why; the client listens again later.
+        yield sse_event(jsonrpc.encode(jsonrpc.failure(subscription.request_id, unavailable(exc))))

@@ -1,0 +1,152 @@
+"""The routing headers of a modern (2026-07-28) request, checked against its body.
+
+Over HTTP a modern request repeats what proxies and load balancers route on
+in headers: ``MCP-Protocol-Version`` (the envelope's revision),
+``Mcp-Method`` (the method), ``Mcp-Name`` (the tool or prompt name, or the
+resource URI) and one ``Mcp-Param-<Name>`` per tool argument whose schema
+carries ``"x-mcp-header": "<Name>"``. A header that is missing or says
+something else than the body is -32020 (HTTP 400): a proxy must never route
+on a value the server does not act on.
+
+Values that are not plain ASCII travel as ``=?base64?<base64 of UTF-8>?=``;
+a sentinel that is not canonical base64 matches nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import typing as t
+
+from ..protocol.jsonrpc import HEADER_MISMATCH, MCPError
+
+if t.TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+
+    from ..components.registry import Registry
+    from ..protocol.jsonrpc import Request
+
+__all__ = ["check_routing_headers", "decode_header_value", "header_params"]
+
+#: Methods whose target travels in ``Mcp-Name``, and the param that names it.
+NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_SENTINEL = re.compile(r"=\?base64\?([A-Za-z0-9+/=]*)\?=")
+_PLAIN = re.compile(r"[\x20-\x7e]*")
+_HEADER = "x-mcp-header"
+
+
+def _mismatch(message: str) -> MCPError:
+    return MCPError(HEADER_MISMATCH, f"Header mismatch: {message}")
+
+
+def decode_header_value(value: str) -> str | None:
+    """The value a header carries: itself, or what its base64 sentinel encodes.
+
+    ``None`` for a value no client may send: a broken sentinel or characters
+    outside visible ASCII.
+    """
+    value = value.strip(" \t")
+    found = _SENTINEL.fullmatch(value)
+    if found is None:
+        return value if _PLAIN.fullmatch(value) else None
+    encoded = found.group(1)
+    try:
+        raw = base64.b64decode(encoded, validate=True)
+        decoded = raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    # Only the canonical encoding counts: the same value has exactly one header form.
+    return decoded if base64.b64encode(raw).decode("ascii") == encoded else None
+
+
+def _header(environ: WSGIEnvironment, name: str) -> str | None:
+    return environ.get("HTTP_" + name.upper().replace("-", "_"))
+
+
+def _expect(environ: WSGIEnvironment, name: str, expected: str, what: str) -> None:
+    raw = _header(environ, name)
+    if raw is None:
+        raise _mismatch(f"the {name} header is missing; it must be {expected!r} ({what})")
+    if decode_header_value(raw) != expected:
+        raise _mismatch(f"the {name} header does not match {what}")
+
+
+def header_params(schema: dict[str, t.Any]) -> list[tuple[tuple[str, ...], str, str | None]]:
+    """The ``x-mcp-header`` annotations of an input schema: (argument path, header name, JSON type).
+
+    Only properties reached through ``properties`` alone count, as the
+    specification says; annotations anywhere else are not headers.
+    """
+    found: list[tuple[tuple[str, ...], str, str | None]] = []
+
+    def walk(node: t.Any, path: tuple[str, ...]) -> None:
+        properties = node.get("properties") if isinstance(node, dict) else None
+        if not isinstance(properties, dict):
+            return
+        for key, sub in properties.items():
+            if not isinstance(sub, dict):
+                continue
+            name = sub.get(_HEADER)
+            if isinstance(name, str) and name:
+                kind = sub.get("type")
+                found.append(((*path, key), name, kind if isinstance(kind, str) else None))
+            walk(sub, (*path, key))
+
+    walk(schema, ())
+    return found
+
+
+def _argument(arguments: t.Any, path: tuple[str, ...]) -> t.Any:
+    for part in path:
+        if not isinstance(arguments, dict):
+            return None
+        arguments = arguments.get(part)
+    return arguments
+
+
+def _header_form(value: t.Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _check_params(environ: WSGIEnvironment, registry: Registry, params: dict[str, t.Any]) -> None:
+    tool = registry.tools.get(params.get("name"))  # type: ignore[arg-type]
+    if tool is None:
+        return  # the core answers for an unknown tool
+    arguments = params.get("arguments") or {}
+    for path, name, kind in header_params(tool.descriptor.get("inputSchema") or {}):
+        header = f"Mcp-Param-{name}"
+        raw = _header(environ, header)
+        value = _argument(arguments, path)
+        if value is None:
+            if raw is not None:
+                raise _mismatch(f"the {header} header is present but the argument {'.'.join(path)!r} is not")
+            continue
+        if raw is None:
+            raise _mismatch(f"the {header} header is missing; it must carry the argument {'.'.join(path)!r}")
+        decoded = decode_header_value(raw)
+        matches = decoded == _header_form(value)
+        if not matches and kind in ("integer", "number") and decoded is not None:
+            try:  # numbers compare by value: 42 and 42.0 are the same argument
+                matches = float(decoded) == float(value)
+            except (TypeError, ValueError):
+                matches = False
+        if not matches:
+            raise _mismatch(f"the {header} header does not match the argument {'.'.join(path)!r}")
+
+
+def check_routing_headers(environ: WSGIEnvironment, message: Request, registry: Registry, version: str) -> None:
+    """Check every routing header of a modern request against its body.
+
+    :param version: the envelope's protocol revision.
+    :raises MCPError: -32020 naming the header that is missing or disagrees.
+    """
+    _expect(environ, "MCP-Protocol-Version", version, "the protocolVersion of the request's _meta")
+    _expect(environ, "Mcp-Method", message.method, "the request's method")
+    target = NAME_PARAMS.get(message.method)
+    if target is not None and isinstance(message.params.get(target), str):
+        _expect(environ, "Mcp-Name", message.params[target], f"the request's {target!r}")
+    if message.method == "tools/call":
+        _check_params(environ, registry, message.params)
