@@ -19,9 +19,12 @@ from flask_mcp import (
     MCP,
     AudioContent,
     Context,
+    Elicit,
     EmbeddedResource,
     ImageContent,
+    ListRoots,
     PromptMessage,
+    Sample,
     TextContent,
     ToolResult,
 )
@@ -187,14 +190,163 @@ def test_elicitation_sep1330_enums(ctx: Context) -> str:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "$defs": {
-            "address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+            }
         },
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
         "additionalProperties": False,
     },
 )
 def json_schema_2020_12_tool(**arguments: t.Any) -> str:
     return f"JSON Schema 2020-12 tool called with: {json.dumps(arguments)}"
+
+
+# -- 2026-07-28 fixtures: input_required rounds, capabilities, logging and listen streams --------
+
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+CONFIRM_FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+@mcp.tool(description="Needs the client's sampling capability (-32021 without it)")
+def test_missing_capability(ctx: Context) -> str:
+    ctx.sample("Say anything.", max_tokens=10)
+    return "Success"
+
+
+@mcp.tool(description="Answers on the request's own stream, with no request of its own to the client")
+def test_streaming_elicitation(ctx: Context) -> str:
+    ctx.report_progress(1, total=1, message="streaming")
+    return "Streaming complete"
+
+
+@mcp.tool(description="Logs only when the request asks for a log level")
+def test_logging_tool(ctx: Context) -> str:
+    ctx.info("Logging tool ran")
+    return "Logging evaluated"
+
+
+@mcp.tool(description="Changes the tool list: listen streams that asked for it are told")
+def test_trigger_tool_change() -> str:
+    _toggle("test_toggled_tool", "tool")
+    return "Mutation triggered"
+
+
+@mcp.tool(description="Changes the prompt list: listen streams that asked for it are told")
+def test_trigger_prompt_change() -> str:
+    _toggle("test_toggled_prompt", "prompt")
+    return "Mutation triggered"
+
+
+_disabled: set[str] = set()
+
+
+def _toggle(name: str, kind: t.Literal["tool", "prompt"]) -> None:
+    # Disabling and enabling in turn: each change is announced to every process's listen streams.
+    if name in _disabled:
+        _disabled.discard(name)
+        mcp.enable(name, kind)
+    else:
+        _disabled.add(name)
+        mcp.disable(name, kind)
+
+
+@mcp.tool(
+    description="Routes on a header: its region argument travels in Mcp-Param-Region too",
+    input_schema={
+        "type": "object",
+        "properties": {"region": {"type": "string", "description": "Where to run", "x-mcp-header": "Region"}},
+        "required": ["region"],
+    },
+)
+def test_header_param(region: str) -> str:
+    return f"Ran in {region}"
+
+
+@mcp.tool(description="A tool that comes and goes with test_trigger_tool_change")
+def test_toggled_tool() -> str:
+    return "toggled"
+
+
+@mcp.tool(description="Asks the user's name in an input_required round")
+def test_input_required_result_elicitation(ctx: Context) -> str:
+    answer = ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    return f"Hello, {(answer.content or {}).get('name', 'stranger')}!" if answer.action == "accept" else "No name given"
+
+
+@mcp.tool(description="Asks the client's model a question in an input_required round")
+def test_input_required_result_sampling(ctx: Context) -> str:
+    answer = ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+    return f"The model said: {answer['content'].get('text', '')}"
+
+
+@mcp.tool(description="Asks for the client's roots in an input_required round")
+def test_input_required_result_list_roots(ctx: Context) -> str:
+    return f"Found {len(ctx.list_roots(key='roots_request'))} root(s)"
+
+
+@mcp.tool(description="Carries the answers of earlier rounds in requestState")
+def test_input_required_result_request_state(ctx: Context) -> str:
+    answer = ctx.elicit("Please confirm", CONFIRM_FORM, key="confirm")
+    return "state-ok" if answer.action == "accept" else "state-declined"
+
+
+@mcp.tool(description="Asks three things in one round")
+def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    answers = ctx.ask(
+        user_name=Elicit("What is your name?", NAME_FORM),
+        greeting=Sample("Generate a greeting", max_tokens=50),
+        client_roots=ListRoots(),
+    )
+    name = (answers["user_name"].content or {}).get("name")
+    return f"{answers['greeting']['content'].get('text', '')} {name}, with {len(answers['client_roots'])} root(s)"
+
+
+@mcp.tool(description="Asks one thing per round, over two rounds")
+def test_input_required_result_multi_round(ctx: Context) -> str:
+    name = (ctx.elicit("Step 1: What is your name?", NAME_FORM, key="step1").content or {}).get("name")
+    color_form = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
+    color = (ctx.elicit("Step 2: What is your favorite color?", color_form, key="step2").content or {}).get("color")
+    return f"{name} likes {color}"
+
+
+@mcp.tool(description="Refuses a requestState that was altered")
+def test_input_required_result_tampered_state(ctx: Context) -> str:
+    answer = ctx.elicit("Please confirm", CONFIRM_FORM, key="confirm")
+    return "state-ok" if answer.action == "accept" else "state-declined"
+
+
+@mcp.tool(description="Asks only for what the client declared it can do")
+def test_input_required_result_capabilities(ctx: Context) -> str:
+    if "elicitation" in ctx.client_capabilities:
+        answer: t.Any = ctx.elicit("What is your name?", NAME_FORM, key="user_name").content
+    else:
+        answer = ctx.sample("Pick a name.", max_tokens=20, key="sample_input")["content"]
+    return f"capabilities-ok: received {json.dumps(answer)}"
+
+
+@mcp.prompt(description="A prompt that asks the user for context in an input_required round")
+def test_input_required_result_prompt(ctx: Context) -> str:
+    form = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
+    answer = ctx.elicit("What context should the prompt use?", form, key="user_context")
+    return f"Prompt with context: {(answer.content or {}).get('context', '')}"
+
+
+@mcp.prompt(description="A prompt that comes and goes with test_trigger_prompt_change")
+def test_toggled_prompt() -> str:
+    return "toggled"
 
 
 @mcp.resource("test://static-text", name="static-text", title="Static Text Resource",
