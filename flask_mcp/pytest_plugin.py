@@ -18,13 +18,15 @@ pytest-flask, and ask for a client::
         assert mcp_client.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}
 
 ``mcp_client``
-    An :class:`~flask_mcp.testing.MCPTestClient` for ``app``, already through
-    the ``initialize`` handshake.
+    An :class:`~flask_mcp.testing.MCPTestClient` for ``app`` speaking the
+    current revision (2026-07-28): every request stands alone.
 ``mcp_client_factory``
     ``mcp_client_factory(app=None, *, path=None, validator=None,
-    initialize=True, version=..., capabilities=None)`` builds more clients:
-    for another app, with a :class:`~flask_mcp.testing.SchemaValidator`,
-    declaring client capabilities, or one that has not initialized yet.
+    era="modern", capabilities=None, log_level=None, initialize=True,
+    version=...)`` builds more clients: for another app, with a
+    :class:`~flask_mcp.testing.SchemaValidator`, declaring client
+    capabilities, or in the handshake era (``era="handshake"``: initialized
+    in a session unless ``initialize=False``).
 """
 
 from __future__ import annotations
@@ -59,18 +61,29 @@ class MCPClientFactory:
         *,
         path: str | None = None,
         validator: SchemaValidator | None = None,
+        era: t.Literal["modern", "handshake"] = "modern",
+        capabilities: dict[str, t.Any] | None = None,
+        log_level: str | None = None,
         initialize: bool = True,
         version: str = DEFAULT_VERSION,
-        capabilities: dict[str, t.Any] | None = None,
     ) -> MCPTestClient:
-        """A client for *app* (default: the ``app`` fixture), initialized unless told otherwise."""
+        """A client for *app* (default: the ``app`` fixture).
+
+        :param validator: checks every response of the client's era.
+        :param capabilities: what the client declares (each modern request, or ``initialize``).
+        :param initialize: in the handshake era, run the handshake (at *version*).
+        """
         if app is None:
             # Looked up only when needed, so tests that pass their own app need no `app` fixture.
             app = t.cast("Flask", self._request.getfixturevalue("app"))
         if path is None:
             # init_app registers the endpoint at MCP_URL_PREFIX; it is set once the extension is set up.
             path = app.config.get("MCP_URL_PREFIX") or "/mcp"
-        client = MCPTestClient(app, path, validator)
+        if era == "modern":
+            return MCPTestClient(
+                app, path, modern_validator=validator, capabilities=capabilities, log_level=log_level, era=era
+            )
+        client = MCPTestClient(app, path, validator, log_level=log_level, era=era)
         if initialize:
             client.initialize(version, capabilities)
         return client
@@ -84,5 +97,5 @@ def mcp_client_factory(request: pytest.FixtureRequest) -> MCPClientFactory:
 
 @pytest.fixture
 def mcp_client(mcp_client_factory: MCPClientFactory) -> MCPTestClient:
-    """An initialized :class:`~flask_mcp.testing.MCPTestClient` for the ``app`` fixture."""
+    """A :class:`~flask_mcp.testing.MCPTestClient` for the ``app`` fixture, in the modern era."""
     return mcp_client_factory()

@@ -6,9 +6,18 @@ client, so a test needs no network and no server process::
     from flask_mcp.testing import MCPTestClient
 
     def test_add(app):
-        client = MCPTestClient(app)
-        client.initialize()
+        client = MCPTestClient(app)  # the 2026-07-28 revision: every request stands alone
         assert client.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}
+
+    def test_add_in_a_session(app):
+        client = MCPTestClient(app)
+        client.initialize()  # the handshake era, in a session, from here on
+        assert client.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}
+
+In the modern era a tool that asks the client something answers
+``input_required``; give ``answers=`` (canned answers by key, or a function
+of the key and the request) and the client answers and retries as a real
+one would, round after round.
 
 :class:`SchemaValidator` checks every envelope against an official MCP JSON
 schema file (it needs the ``jsonschema`` package).
@@ -21,11 +30,22 @@ import json
 import typing as t
 from pathlib import Path
 
+from .globals import state_of
+from .protocol.envelope import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
+from .protocol.versions import LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS
+from .transport.routing_headers import NAME_PARAMS, encode_header_value, header_params
+
 if t.TYPE_CHECKING:
     from flask import Flask
     from werkzeug.test import TestResponse
 
-__all__ = ["RESULT_TYPES", "MCPTestClient", "SchemaValidator"]
+__all__ = ["RESULT_TYPES", "Answers", "MCPTestClient", "SchemaValidator"]
+
+#: Canned answers to input requests by key, or a function of the key and the
+#: request (``{"method", "params"}``) that returns the answer.
+Answers = t.Union[t.Mapping[str, t.Any], t.Callable[[str, dict[str, t.Any]], t.Any]]
+#: Rounds a call may take before the client gives up (as the official SDK client does).
+MAX_ROUNDS = 10
 
 #: The schema definition the result of each request method must satisfy.
 RESULT_TYPES = {
@@ -40,6 +60,7 @@ RESULT_TYPES = {
     "prompts/list": "ListPromptsResult",
     "prompts/get": "GetPromptResult",
     "completion/complete": "CompleteResult",
+    "server/discover": "DiscoverResult",
 }
 
 ACCEPT = "application/json, text/event-stream"
@@ -95,7 +116,9 @@ class SchemaValidator:
         else:
             assert "result" in envelope
             self.check("JSONRPCResultResponse", envelope)
-            if method in RESULT_TYPES:
+            if envelope["result"].get("resultType") == "input_required":
+                self.check("InputRequiredResult", envelope["result"])
+            elif method in RESULT_TYPES:
                 self.check(RESULT_TYPES[method], envelope["result"])
             if method == "tools/call":
                 assert envelope["result"].get("isError", True) is True, "a success result never carries isError"
@@ -104,18 +127,56 @@ class SchemaValidator:
 class MCPTestClient:
     """An MCP client over Flask's test client.
 
+    By default it speaks the modern era: every request carries its envelope
+    (revision, capabilities, client info, log level) in ``_meta`` and its
+    routing headers. :meth:`initialize` switches it to the handshake era, in
+    a session; ``era="handshake"`` speaks the handshake era without one (for
+    an app with ``MCP_STATELESS``, or to test requests before ``initialize``).
+
     :param app: the Flask app serving the endpoint.
     :param path: the endpoint path (``MCP_URL_PREFIX``).
-    :param validator: optional :class:`SchemaValidator` applied to every response.
+    :param validator: optional :class:`SchemaValidator` applied to every
+        handshake-era response.
+    :param modern_validator: the same for modern-era responses (the 2026-07-28 schema).
+    :param capabilities: the client capabilities every modern request declares.
+    :param log_level: the log level modern requests ask for (none: no log messages).
+    :param era: ``"modern"`` or ``"handshake"``, until :meth:`initialize`.
     """
 
-    def __init__(self, app: Flask, path: str = "/mcp", validator: SchemaValidator | None = None) -> None:
+    def __init__(
+        self,
+        app: Flask,
+        path: str = "/mcp",
+        validator: SchemaValidator | None = None,
+        *,
+        modern_validator: SchemaValidator | None = None,
+        capabilities: dict[str, t.Any] | None = None,
+        log_level: str | None = None,
+        era: t.Literal["modern", "handshake"] = "modern",
+    ) -> None:
+        if era not in ("modern", "handshake"):
+            raise ValueError(f'era must be "modern" or "handshake", not {era!r}')
+        self.app = app
+        self.era = era
         self.http = app.test_client()
         self.path = path
         self.validator = validator
+        self.modern_validator = modern_validator
+        self.capabilities = capabilities or {}
+        self.log_level = log_level
         self.session_id: str | None = None
+        #: The negotiated revision once initialized.
         self.protocol_version: str | None = None
+        #: The revision of modern requests.
+        self.modern_version = MODERN_PROTOCOL_VERSIONS[0]
+        #: The last raw response, for its status and headers.
+        self.last_response: TestResponse | None = None
         self._next_id = 0
+
+    @property
+    def modern(self) -> bool:
+        """Whether requests go out in the modern era."""
+        return self.era == "modern"
 
     def headers(self, **extra: str) -> dict[str, str]:
         """Request headers: Accept, and the session and version once initialized."""
@@ -129,14 +190,22 @@ class MCPTestClient:
 
     def post(self, payload: t.Any, **headers: str) -> TestResponse:
         """POST *payload* as JSON with :meth:`headers`; returns the raw response."""
-        return self.http.post(self.path, json=payload, headers=self.headers(**headers))
+        response = self.http.post(self.path, json=payload, headers=self.headers(**headers))
+        self.last_response = response
+        return response
 
     def _check(self, method: str | None, body: dict[str, t.Any]) -> None:
-        if self.validator is not None:
-            self.validator.check_envelope(method, body)
+        validator = self.modern_validator if self.modern else self.validator
+        if validator is not None:
+            validator.check_envelope(method, body)
 
-    def initialize(self, version: str = "2025-11-25", capabilities: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
-        """Run the handshake (``initialize`` + ``notifications/initialized``); return the result."""
+    def initialize(
+        self, version: str = LATEST_PROTOCOL_VERSION, capabilities: dict[str, t.Any] | None = None
+    ) -> dict[str, t.Any]:
+        """Run the handshake (``initialize`` + ``notifications/initialized``); return the result.
+
+        From then on the client speaks the handshake era, in the session it got.
+        """
         response = self.post(
             {
                 "jsonrpc": "2.0",
@@ -151,9 +220,11 @@ class MCPTestClient:
         )
         assert response.status_code == 200, response.get_data(as_text=True)
         body = t.cast(dict[str, t.Any], response.get_json())
-        self._check("initialize", body)
+        if self.validator is not None:
+            self.validator.check_envelope("initialize", body)
         self.session_id = response.headers.get("Mcp-Session-Id")
         self.protocol_version = body["result"]["protocolVersion"]
+        self.era = "handshake"
         self.notify("notifications/initialized")
         return t.cast(dict[str, t.Any], body["result"])
 
@@ -162,19 +233,60 @@ class MCPTestClient:
         message: dict[str, t.Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        response = self.post(message)
+        extra = {"MCP-Protocol-Version": self.modern_version, "Mcp-Method": method} if self.modern else {}
+        response = self.post(message, **extra)
         assert response.status_code == 202, response.get_data(as_text=True)
         assert response.get_data() == b""
 
+    def modern_request(
+        self, method: str, params: dict[str, t.Any] | None = None
+    ) -> tuple[dict[str, t.Any], dict[str, str]]:
+        """The params (with their envelope) and headers of a modern request to *method*."""
+        params = dict(params or {})
+        meta = dict(params.get("_meta") or {})
+        meta.setdefault(PROTOCOL_VERSION, self.modern_version)
+        meta.setdefault(CLIENT_CAPABILITIES, self.capabilities)
+        meta.setdefault(CLIENT_INFO, {"name": "flask_mcp.testing", "version": "1"})
+        if self.log_level is not None:
+            meta.setdefault(LOG_LEVEL, self.log_level)
+        params["_meta"] = meta
+        headers = {"MCP-Protocol-Version": str(meta[PROTOCOL_VERSION]), "Mcp-Method": method}
+        target = NAME_PARAMS.get(method)
+        if target is not None and isinstance(params.get(target), str):
+            headers["Mcp-Name"] = encode_header_value(params[target])
+        if method == "tools/call":
+            headers.update(self._param_headers(params))
+        return params, headers
+
+    def _param_headers(self, params: dict[str, t.Any]) -> dict[str, str]:
+        # What a real client learns from tools/list: the arguments that also travel in headers.
+        tool = state_of(self.app).server.registry.tools.get(params.get("name"))  # type: ignore[arg-type]
+        headers: dict[str, str] = {}
+        if tool is None:
+            return headers
+        for path, name, _kind in header_params(tool.descriptor.get("inputSchema") or {}):
+            value: t.Any = params.get("arguments") or {}
+            for part in path:
+                value = value.get(part) if isinstance(value, dict) else None
+            if value is not None:
+                text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+                headers[f"Mcp-Param-{name}"] = encode_header_value(text)
+        return headers
+
     def envelope(self, method: str, params: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
-        """Send a request and return the whole response envelope."""
+        """Send a request and return the whole response envelope, whatever its HTTP status.
+
+        The status is in :attr:`last_response`; :meth:`request` insists on 200.
+        """
         self._next_id += 1
+        headers: dict[str, str] = {}
+        if self.modern:
+            params, headers = self.modern_request(method, params)
         message: dict[str, t.Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
         if params is not None:
             message["params"] = params
-        response = self.post(message)
-        assert response.status_code == 200, response.get_data(as_text=True)
-        assert response.mimetype == "application/json"
+        response = self.post(message, **headers)
+        assert response.mimetype == "application/json", response.get_data(as_text=True)
         body = t.cast(dict[str, t.Any], response.get_json())
         assert body["id"] == self._next_id
         self._check(method, body)
@@ -183,18 +295,44 @@ class MCPTestClient:
     def request(self, method: str, params: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
         """Send a request that must succeed; return its ``result``."""
         body = self.envelope(method, params)
+        assert self.last_response is not None and self.last_response.status_code == 200, body
         assert "result" in body, body
         return t.cast(dict[str, t.Any], body["result"])
 
     def error(self, method: str, params: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
-        """Send a request that must fail; return its ``error`` object."""
+        """Send a request that must fail; return its ``error`` object (the status is in :attr:`last_response`)."""
         body = self.envelope(method, params)
         assert "error" in body, body
         return t.cast(dict[str, t.Any], body["error"])
 
-    def call_tool(self, name: str, arguments: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
-        """``tools/call``; returns the ``CallToolResult``."""
-        return self.request("tools/call", {"name": name, "arguments": arguments or {}})
+    def rounds(self, method: str, params: dict[str, t.Any], answers: Answers | None) -> dict[str, t.Any]:
+        """Send a request and, while it answers ``input_required``, answer and send it again.
+
+        Without *answers* the first result is returned as it is.
+        """
+        result = self.request(method, params)
+        for _ in range(MAX_ROUNDS):
+            if answers is None or result.get("resultType") != "input_required":
+                return result
+            responses = {
+                key: answers(key, request) if callable(answers) else answers[key]
+                for key, request in (result.get("inputRequests") or {}).items()
+            }
+            retry = {**params, "inputResponses": responses}
+            if result.get("requestState") is not None:
+                retry["requestState"] = result["requestState"]
+            result = self.request(method, retry)
+        raise AssertionError(f"{method} still asked for input after {MAX_ROUNDS} rounds")
+
+    def discover(self) -> dict[str, t.Any]:
+        """``server/discover`` (modern era)."""
+        return self.request("server/discover", {})
+
+    def call_tool(
+        self, name: str, arguments: dict[str, t.Any] | None = None, *, answers: Answers | None = None
+    ) -> dict[str, t.Any]:
+        """``tools/call``; returns the ``CallToolResult`` (after input rounds answered from *answers*)."""
+        return self.rounds("tools/call", {"name": name, "arguments": arguments or {}}, answers)
 
     def list_tools(self) -> list[dict[str, t.Any]]:
         """Every tool descriptor, following ``nextCursor`` across pages."""
@@ -232,13 +370,15 @@ class MCPTestClient:
             params["context"] = {"arguments": context}
         return t.cast(dict[str, t.Any], self.request("completion/complete", params)["completion"])
 
-    def read_resource(self, uri: str) -> list[dict[str, t.Any]]:
+    def read_resource(self, uri: str, *, answers: Answers | None = None) -> list[dict[str, t.Any]]:
         """``resources/read``; returns the ``contents`` list."""
-        return t.cast(list[dict[str, t.Any]], self.request("resources/read", {"uri": uri})["contents"])
+        return t.cast(list[dict[str, t.Any]], self.rounds("resources/read", {"uri": uri}, answers)["contents"])
 
-    def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, t.Any]:
+    def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, *, answers: Answers | None = None
+    ) -> dict[str, t.Any]:
         """``prompts/get``; returns the ``GetPromptResult``."""
-        return self.request("prompts/get", {"name": name, "arguments": arguments or {}})
+        return self.rounds("prompts/get", {"name": name, "arguments": arguments or {}}, answers)
 
     def _list_all(self, method: str, key: str) -> list[dict[str, t.Any]]:
         items: list[dict[str, t.Any]] = []

@@ -25,12 +25,19 @@ from flask_mcp.testing import MCPTestClient, SchemaValidator
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = REPO_ROOT.parent / "shared" / "mcp-schema" / "2025-11-25" / "schema.json"
+MODERN_SCHEMA_FILE = REPO_ROOT.parent / "shared" / "mcp-schema" / "2026-07-28" / "schema.json"
 
 
 @pytest.fixture(scope="session")
 def schema_checker() -> SchemaValidator:
     """Validates against the official 2025-11-25 schema; a no-op when the folder is absent."""
     return SchemaValidator(SCHEMA_FILE)
+
+
+@pytest.fixture(scope="session")
+def modern_schema_checker() -> SchemaValidator:
+    """Validates against the official 2026-07-28 schema; a no-op when the folder is absent."""
+    return SchemaValidator(MODERN_SCHEMA_FILE)
 
 
 @pytest.fixture
@@ -53,11 +60,17 @@ def make_app() -> t.Callable[..., Flask]:
 
 
 @pytest.fixture
-def make_client(schema_checker: SchemaValidator) -> t.Callable[..., MCPTestClient]:
-    """``make_client(app)``: an :class:`MCPTestClient` for *app* that validates every response."""
+def make_client(
+    schema_checker: SchemaValidator, modern_schema_checker: SchemaValidator
+) -> t.Callable[..., MCPTestClient]:
+    """``make_client(app)``: an :class:`MCPTestClient` for *app* that validates every response.
 
-    def factory(app: Flask, path: str = "/mcp") -> MCPTestClient:
-        return MCPTestClient(app, path, schema_checker)
+    It speaks the handshake era (call ``initialize``, or use a stateless app)
+    unless given ``era="modern"``; other keywords go to the client.
+    """
+
+    def factory(app: Flask, path: str = "/mcp", *, era: str = "handshake", **options: t.Any) -> MCPTestClient:
+        return MCPTestClient(app, path, schema_checker, modern_validator=modern_schema_checker, era=era, **options)
 
     return factory
 

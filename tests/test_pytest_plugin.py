@@ -48,12 +48,13 @@ def test_plugin_is_registered_as_a_pytest11_entry_point() -> None:
     assert plugins.get("flask_mcp") == "flask_mcp.pytest_plugin"
 
 
-def test_mcp_client_is_initialized_for_the_app_fixture(pytester: pytest.Pytester) -> None:
+def test_mcp_client_speaks_the_modern_era_to_the_app_fixture(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(
         """
         def test_tools(mcp_client):
-            assert mcp_client.session_id and mcp_client.protocol_version == "2025-11-25"
+            assert mcp_client.modern and mcp_client.session_id is None
+            assert "2026-07-28" in mcp_client.discover()["supportedVersions"]
             assert [tool["name"] for tool in mcp_client.list_tools()] == ["add"]
             assert mcp_client.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}
 
@@ -64,8 +65,11 @@ def test_mcp_client_is_initialized_for_the_app_fixture(pytester: pytest.Pytester
             completion = mcp_client.complete({"type": "ref/prompt", "name": "review"}, "language", "g")
             assert completion["values"] == ["go"]
 
-        def test_each_test_gets_its_own_session(mcp_client, mcp_client_factory):
-            assert mcp_client_factory().session_id != mcp_client.session_id
+        def test_each_handshake_client_gets_its_own_session(mcp_client_factory):
+            first, second = mcp_client_factory(era="handshake"), mcp_client_factory(era="handshake")
+            assert first.session_id and first.protocol_version == "2025-11-25"
+            assert first.session_id != second.session_id
+            assert first.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}
         """
     )
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=3)
@@ -83,7 +87,7 @@ def test_factory_takes_another_app_path_and_handshake(pytester: pytest.Pytester)
             assert client.call_tool("add", {"a": 2, "b": 2})["structuredContent"] == {"result": 4}
 
         def test_uninitialized(mcp_client_factory):
-            client = mcp_client_factory(initialize=False)
+            client = mcp_client_factory(era="handshake", initialize=False)
             assert client.session_id is None
             result = client.initialize(version="2025-06-18", capabilities={"sampling": {}})
             assert result["protocolVersion"] == "2025-06-18"

@@ -27,7 +27,7 @@ if t.TYPE_CHECKING:
     from ..components.registry import Registry
     from ..protocol.jsonrpc import Request
 
-__all__ = ["check_routing_headers", "decode_header_value", "header_params"]
+__all__ = ["check_routing_headers", "decode_header_value", "encode_header_value", "header_params"]
 
 #: Methods whose target travels in ``Mcp-Name``, and the param that names it.
 NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
@@ -58,6 +58,13 @@ def decode_header_value(value: str) -> str | None:
         return None
     # Only the canonical encoding counts: the same value has exactly one header form.
     return decoded if base64.b64encode(raw).decode("ascii") == encoded else None
+
+
+def encode_header_value(value: str) -> str:
+    """*value* as a client sends it: itself when plain visible ASCII, else its base64 sentinel."""
+    if _PLAIN.fullmatch(value) and value == value.strip(" \t") and _SENTINEL.fullmatch(value) is None:
+        return value
+    return f"=?base64?{base64.b64encode(value.encode('utf-8')).decode('ascii')}?="
 
 
 def _header(environ: WSGIEnvironment, name: str) -> str | None:

@@ -366,7 +366,7 @@ def test_concurrent_subscribes_all_land(store: SessionStore, cache: Cache) -> No
 def _subscribe_from_process(redis_url: str, prefix: str, session_id: str, start: t.Any, name: str) -> None:
     """One process's share of the hammering: 20 subscribes over HTTP, as fast as they go."""
     app = worker_app(redis_url, prefix)
-    client = MCPTestClient(app)
+    client = MCPTestClient(app, era="handshake")
     client.session_id, client.protocol_version = session_id, "2025-11-25"
     start.wait()
     for n in range(20):
