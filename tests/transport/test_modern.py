@@ -1,0 +1,430 @@
+"""The 2026-07-28 revision over Streamable HTTP: stateless requests beside the handshake era.
+
+Every response of the modern era is validated against the official
+2026-07-28 schema (the ``make_client(..., era="modern")`` clients do it for
+each answer); the raw requests here pin down the statuses and error codes
+the revision's transport defines.
+"""
+
+from __future__ import annotations
+
+import json
+import typing as t
+from datetime import timedelta
+
+import pytest
+from flask import Flask
+from marshmallow import Schema, fields
+
+from flask_mcp import MCP, Context, Elicit, ListRoots, Sample, ScopeRequired
+from flask_mcp.protocol.envelope import CLIENT_CAPABILITIES, LOG_LEVEL, PROTOCOL_VERSION, SERVER_INFO
+from flask_mcp.protocol.versions import ALL_PROTOCOL_VERSIONS
+from flask_mcp.testing import ACCEPT, MCPTestClient, SchemaValidator
+
+MODERN = "2026-07-28"
+META = {PROTOCOL_VERSION: MODERN, CLIENT_CAPABILITIES: {}}
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+class RegionArgs(Schema):
+    region = fields.String(required=True, metadata={"x-mcp-header": "Region"})
+    limit = fields.Integer(load_default=10, metadata={"x-mcp-header": "Limit"})
+    query = fields.String(required=True)
+
+
+def build_mcp() -> MCP:
+    mcp = MCP(name="modern", version="2.0.0", instructions="Be brief.")
+
+    @mcp.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @mcp.tool(input_schema=RegionArgs)
+    def search(region: str, limit: int, query: str) -> str:
+        return f"{query} in {region} (top {limit})"
+
+    @mcp.tool()
+    def greet(ctx: Context) -> str:
+        answer = ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+        return f"Hello, {(answer.content or {}).get('name')}!"
+
+    @mcp.tool()
+    def survey(ctx: Context) -> dict[str, t.Any]:
+        answers = ctx.ask(name=Elicit("Name?", NAME_FORM), model=Sample("Capital?", 5), roots=ListRoots())
+        return {
+            "name": (answers["name"].content or {}).get("name"),
+            "model": answers["model"]["content"]["text"],
+            "roots": len(answers["roots"]),
+        }
+
+    @mcp.tool()
+    def chatter(ctx: Context) -> str:
+        for level in ("debug", "info", "warning", "error"):
+            ctx.log(level, f"{level} message")
+        return "done"
+
+    @mcp.resource("notes://{note_id}")
+    def note(note_id: str) -> str:
+        return f"note {note_id}"
+
+    @mcp.resource("secret://vault")
+    def vault(ctx: Context) -> str:
+        code = ctx.elicit("Code?", {"type": "object", "properties": {"code": {"type": "string"}}}, key="code")
+        return f"opened with {(code.content or {}).get('code')}"
+
+    @mcp.prompt(description="Review with the user's focus.")
+    def review(ctx: Context) -> str:
+        focus = ctx.elicit("Focus?", {"type": "object", "properties": {"focus": {"type": "string"}}}, key="focus")
+        return f"Review focusing on {(focus.content or {}).get('focus')}"
+
+    return mcp
+
+
+@pytest.fixture
+def app(make_app: t.Callable[..., Flask]) -> Flask:
+    return make_app(build_mcp(), SECRET_KEY="modern-tests")
+
+
+@pytest.fixture
+def client(app: Flask, make_client: t.Callable[..., MCPTestClient]) -> MCPTestClient:
+    return make_client(app, era="modern", capabilities={"elicitation": {}, "sampling": {}, "roots": {}})
+
+
+def raw(app: Flask, method: str, params: t.Any, request_id: t.Any = 7, **headers: str) -> t.Any:
+    """POST a modern request with the routing headers a client sends (overridable); the response."""
+    sent = {"Accept": ACCEPT, "MCP-Protocol-Version": MODERN, "Mcp-Method": method, **headers}
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    return app.test_client().post("/mcp", json=body, headers={k: v for k, v in sent.items() if v is not None})
+
+
+def error_of(response: t.Any, status: int, code: int, request_id: t.Any = 7) -> dict[str, t.Any]:
+    assert (response.status_code, response.mimetype) == (status, "application/json"), response.get_data(True)
+    body = response.get_json()
+    assert body["id"] == request_id and body["error"]["code"] == code, body
+    return t.cast(dict[str, t.Any], body["error"])
+
+
+# -- discovery and result members ---------------------------------------------------------
+
+
+def test_discover_names_every_revision_and_the_server(client: MCPTestClient) -> None:
+    result = client.discover()
+    assert result["supportedVersions"] == list(ALL_PROTOCOL_VERSIONS)
+    assert set(result["capabilities"]) >= {"tools", "resources", "prompts"}
+    assert result["instructions"] == "Be brief."
+    assert result["_meta"][SERVER_INFO] == {"name": "modern", "version": "2.0.0"}
+    assert (result["resultType"], result["ttlMs"], result["cacheScope"]) == ("complete", 0, "public")
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "cacheable"),
+    [
+        ("tools/list", {}, True),
+        ("prompts/list", {}, True),
+        ("resources/list", {}, True),
+        ("resources/templates/list", {}, True),
+        ("resources/read", {"uri": "notes://1"}, True),
+        ("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}, False),
+        (
+            "completion/complete",
+            {"ref": {"type": "ref/resource", "uri": "notes://{note_id}"}, "argument": {"name": "note_id", "value": ""}},
+            False,
+        ),
+    ],
+)
+def test_every_result_carries_its_type_and_the_server(
+    client: MCPTestClient, method: str, params: dict[str, t.Any], cacheable: bool
+) -> None:
+    result = client.request(method, params)
+    assert result["resultType"] == "complete"
+    assert result["_meta"][SERVER_INFO]["name"] == "modern"
+    assert ("ttlMs" in result and "cacheScope" in result) is cacheable
+
+
+def test_tools_are_listed_in_registration_order_every_time(client: MCPTestClient) -> None:
+    names = [[tool["name"] for tool in client.list_tools()] for _ in range(3)]
+    assert names[0] == ["add", "search", "greet", "survey", "chatter"] and names.count(names[0]) == 3
+
+
+def test_cache_hints_follow_the_settings(make_app: t.Callable[..., Flask], make_client: t.Callable[..., t.Any]) -> None:
+    app = make_app(build_mcp(), MCP_CLIENT_CACHE_TTL=timedelta(minutes=5), MCP_CLIENT_CACHE_SCOPE="private")
+    result = make_client(app, era="modern").request("tools/list", {})
+    assert (result["ttlMs"], result["cacheScope"]) == (300_000, "private")
+
+
+@pytest.mark.filterwarnings("ignore::flask_mcp.UnprotectedToolWarning")
+def test_answers_of_an_authenticated_app_are_private(make_app: t.Callable[..., Flask]) -> None:
+    mcp = build_mcp()
+    app = make_app(mcp, MCP_AUTH_TOKENS={"t0ken": "ada"})
+    response = raw(app, "tools/list", {"_meta": META}, Authorization="Bearer t0ken")
+    assert response.get_json()["result"]["cacheScope"] == "private"
+
+
+def test_the_session_header_is_ignored_and_none_is_minted(app: Flask, client: MCPTestClient) -> None:
+    response = raw(app, "tools/list", {"_meta": META}, **{"Mcp-Session-Id": "not-a-session", "Last-Event-ID": "x:1"})
+    assert response.status_code == 200 and "Mcp-Session-Id" not in response.headers
+
+
+def test_a_handshake_session_and_a_modern_client_share_the_endpoint(app: Flask, make_client: t.Any) -> None:
+    legacy = make_client(app)
+    legacy.initialize()
+    assert legacy.call_tool("add", {"a": 2, "b": 2})["structuredContent"] == {"result": 4}
+    assert "resultType" not in legacy.call_tool("add", {"a": 2, "b": 2})
+    modern = make_client(app, era="modern")
+    assert modern.call_tool("add", {"a": 2, "b": 2})["resultType"] == "complete"
+    assert legacy.request("ping") == {}
+
+
+# -- errors and their statuses ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({}, "params._meta"),
+        ({"_meta": {CLIENT_CAPABILITIES: {}}}, PROTOCOL_VERSION),
+        ({"_meta": {PROTOCOL_VERSION: MODERN}}, CLIENT_CAPABILITIES),
+        ({"_meta": {**META, LOG_LEVEL: "loud"}}, LOG_LEVEL),
+    ],
+)
+def test_a_broken_envelope_is_400_invalid_params(app: Flask, params: dict[str, t.Any], named: str) -> None:
+    assert named in error_of(raw(app, "server/discover", params), 400, -32602)["message"]
+
+
+def test_an_unsupported_revision_is_400_with_the_supported_ones(app: Flask) -> None:
+    params = {"_meta": {**META, PROTOCOL_VERSION: "v999.0.0"}}
+    error = error_of(raw(app, "server/discover", params, **{"MCP-Protocol-Version": "v999.0.0"}), 400, -32022)
+    assert error["data"] == {"supported": list(ALL_PROTOCOL_VERSIONS), "requested": "v999.0.0"}
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "headers", "named"),
+    [
+        ("tools/list", {}, {"MCP-Protocol-Version": None}, "MCP-Protocol-Version"),
+        ("tools/list", {}, {"MCP-Protocol-Version": "2025-11-25"}, "MCP-Protocol-Version"),
+        ("tools/list", {}, {"Mcp-Method": None}, "Mcp-Method"),
+        ("tools/list", {}, {"Mcp-Method": "prompts/list"}, "Mcp-Method"),
+        ("tools/list", {}, {"Mcp-Method": "TOOLS/LIST"}, "Mcp-Method"),
+        ("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}}, {}, "Mcp-Name"),
+        ("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}}, {"Mcp-Name": "sub"}, "Mcp-Name"),
+        ("prompts/get", {"name": "review"}, {"Mcp-Name": "other"}, "Mcp-Name"),
+        ("resources/read", {"uri": "notes://1"}, {"Mcp-Name": "notes://2"}, "Mcp-Name"),
+        ("resources/read", {"uri": "notes://1"}, {"Mcp-Name": "=?base64?bm90ZXM6Ly8x?"}, "Mcp-Name"),
+    ],
+)
+def test_routing_headers_that_disagree_with_the_body_are_400_header_mismatch(
+    app: Flask, method: str, params: dict[str, t.Any], headers: dict[str, t.Any], named: str
+) -> None:
+    response = raw(app, method, {**params, "_meta": META}, **headers)
+    assert named in error_of(response, 400, -32020)["message"]
+
+
+def test_names_travel_base64_encoded_when_they_must(make_app: t.Callable[..., Flask]) -> None:
+    mcp = MCP(name="names")
+
+    @mcp.resource("notes://{title}")
+    def note(title: str) -> str:
+        return title
+
+    app = make_app(mcp)
+    uri = "notes://café"
+    encoded = "=?base64?bm90ZXM6Ly9jYWbDqQ==?="
+    response = raw(app, "resources/read", {"uri": uri, "_meta": META}, **{"Mcp-Name": encoded})
+    assert response.status_code == 200, response.get_json()
+    error_of(raw(app, "resources/read", {"uri": uri, "_meta": META}, **{"Mcp-Name": "notes://cafe"}), 400, -32020)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "headers", "accepted"),
+    [
+        ({"region": "eu", "query": "q"}, {"Mcp-Param-Region": "eu"}, True),
+        ({"region": "eu", "query": "q", "limit": 5}, {"Mcp-Param-Region": "eu", "Mcp-Param-Limit": "5"}, True),
+        ({"region": "São Paulo", "query": "q"}, {"Mcp-Param-Region": "=?base64?U8OjbyBQYXVsbw==?="}, True),
+        ({"region": "eu", "query": "q"}, {}, False),
+        ({"region": "eu", "query": "q"}, {"Mcp-Param-Region": "us"}, False),
+        ({"region": "eu", "query": "q"}, {"Mcp-Param-Region": "eu", "Mcp-Param-Limit": "5"}, False),
+        ({"region": "eu", "query": "q", "limit": 5}, {"Mcp-Param-Region": "eu", "Mcp-Param-Limit": "6"}, False),
+        ({"region": "Hello", "query": "q"}, {"Mcp-Param-Region": "=?base64?SGVsbG8?="}, False),
+    ],
+)
+def test_annotated_arguments_must_match_their_param_headers(
+    app: Flask, arguments: dict[str, t.Any], headers: dict[str, str], accepted: bool
+) -> None:
+    params = {"name": "search", "arguments": arguments, "_meta": META}
+    response = raw(app, "tools/call", params, **{"Mcp-Name": "search", **headers})
+    if accepted:
+        assert response.status_code == 200 and not response.get_json()["result"].get("isError")
+    else:
+        assert "Mcp-Param-" in error_of(response, 400, -32020)["message"]
+
+
+def test_the_header_annotation_is_advertised(client: MCPTestClient) -> None:
+    search = next(tool for tool in client.list_tools() if tool["name"] == "search")
+    assert search["inputSchema"]["properties"]["region"]["x-mcp-header"] == "Region"
+
+
+@pytest.mark.parametrize(
+    "method",
+    ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "unknown/method"],
+)
+def test_methods_the_revision_does_not_have_are_404_method_not_found(app: Flask, method: str) -> None:
+    error = error_of(raw(app, method, {"uri": "notes://1", "_meta": META}), 404, -32601)
+    assert error["data"] == method
+
+
+def test_a_missing_capability_is_400_naming_it(app: Flask) -> None:
+    response = raw(app, "tools/call", {"name": "greet", "arguments": {}, "_meta": META}, **{"Mcp-Name": "greet"})
+    error = error_of(response, 400, -32021)
+    assert error["data"] == {"requiredCapabilities": {"elicitation": {}}}
+
+
+def test_an_unknown_resource_is_400_invalid_params_with_its_uri(app: Flask) -> None:
+    uri = "nothing://here"
+    error = error_of(raw(app, "resources/read", {"uri": uri, "_meta": META}, **{"Mcp-Name": uri}), 400, -32602)
+    assert error["data"] == {"uri": uri}
+
+
+def test_an_unknown_tool_is_400_invalid_params(app: Flask) -> None:
+    error_of(raw(app, "tools/call", {"name": "nope", "_meta": META}, **{"Mcp-Name": "nope"}), 400, -32602)
+
+
+def test_permission_denials_keep_their_403(make_app: t.Callable[..., Flask]) -> None:
+    mcp = MCP(name="guarded")
+
+    @mcp.tool(permissions=[ScopeRequired("admin")])
+    def wipe() -> str:
+        return "wiped"
+
+    app = make_app(mcp, MCP_AUTH_TOKENS={"t0ken": "ada"})
+    response = raw(
+        app, "tools/call", {"name": "wipe", "_meta": META}, Authorization="Bearer t0ken", **{"Mcp-Name": "wipe"}
+    )
+    error_of(response, 403, -31403)
+
+
+@pytest.mark.parametrize("verb", ["GET", "DELETE"])
+def test_get_and_delete_are_405_without_a_handshake_session(app: Flask, verb: str) -> None:
+    response = app.test_client().open("/mcp", method=verb, headers={"Accept": ACCEPT, "MCP-Protocol-Version": MODERN})
+    assert (response.status_code, response.headers["Allow"]) == (405, "POST, OPTIONS")
+    assert response.get_json()["error"]["code"] == -32600
+
+
+def test_a_notification_is_accepted_and_a_client_response_refused(app: Flask) -> None:
+    http = app.test_client()
+    headers = {"Accept": ACCEPT, "MCP-Protocol-Version": MODERN}
+    note = http.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+        headers=headers,
+    )
+    assert (note.status_code, note.get_data()) == (202, b"")
+    answer = http.post("/mcp", json={"jsonrpc": "2.0", "id": "srv-1", "result": {}}, headers=headers)
+    error_of(answer, 400, -32600, request_id=None)
+
+
+def test_the_modern_era_can_be_switched_off(make_app: t.Callable[..., Flask]) -> None:
+    app = make_app(build_mcp(), MCP_MODERN_ERA=False)
+    response = raw(app, "server/discover", {"_meta": META})
+    assert response.status_code == 400 and "unsupported protocol version" in response.get_json()["error"]["message"]
+
+
+# -- logs and progress ----------------------------------------------------------------------
+
+
+def events_of(response: t.Any) -> list[dict[str, t.Any]]:
+    assert response.mimetype == "text/event-stream"
+    text = response.get_data(as_text=True)
+    assert "\nid:" not in f"\n{text}"  # nothing to resume in the modern era
+    return [json.loads(line[len("data: ") :]) for line in text.splitlines() if line.startswith("data: ")]
+
+
+def test_no_log_messages_without_a_log_level(app: Flask) -> None:
+    response = raw(app, "tools/call", {"name": "chatter", "_meta": META}, **{"Mcp-Name": "chatter"})
+    assert response.mimetype == "application/json" and response.get_json()["result"]["resultType"] == "complete"
+
+
+def test_log_messages_at_or_above_the_requested_level(app: Flask, modern_schema_checker: SchemaValidator) -> None:
+    params = {"name": "chatter", "_meta": {**META, LOG_LEVEL: "warning"}}
+    *logs, final = events_of(raw(app, "tools/call", params, **{"Mcp-Name": "chatter"}))
+    assert [log["params"]["level"] for log in logs] == ["warning", "error"]
+    for log in logs:
+        modern_schema_checker.check("LoggingMessageNotification", log)
+    modern_schema_checker.check_envelope("tools/call", final)
+
+
+# -- input rounds over HTTP -----------------------------------------------------------------
+
+
+def test_a_tool_round_trip(client: MCPTestClient) -> None:
+    asked = client.call_tool("greet")
+    assert asked["resultType"] == "input_required" and list(asked["inputRequests"]) == ["user_name"]
+    done = client.call_tool("greet", answers={"user_name": {"action": "accept", "content": {"name": "Ada"}}})
+    assert done["content"][0]["text"] == "Hello, Ada!"
+
+
+def test_several_requests_in_one_round(client: MCPTestClient) -> None:
+    seen: list[str] = []
+
+    def answer(key: str, request: dict[str, t.Any]) -> t.Any:
+        seen.append(request["method"])
+        return {
+            "name": {"action": "accept", "content": {"name": "Ada"}},
+            "model": {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"},
+            "roots": {"roots": [{"uri": "file:///srv"}]},
+        }[key]
+
+    result = client.call_tool("survey", answers=answer)
+    assert result["structuredContent"] == {"name": "Ada", "model": "Paris", "roots": 1}
+    assert seen == ["elicitation/create", "sampling/createMessage", "roots/list"]
+
+
+def test_prompts_and_resources_ask_too(client: MCPTestClient) -> None:
+    prompt = client.get_prompt("review", answers={"focus": {"action": "accept", "content": {"focus": "tests"}}})
+    assert prompt["messages"][0]["content"]["text"] == "Review focusing on tests"
+    [contents] = client.read_resource(
+        "secret://vault", answers={"code": {"action": "accept", "content": {"code": "42"}}}
+    )
+    assert contents["text"] == "opened with 42"
+
+
+def test_a_tampered_state_is_400_invalid_params(app: Flask, client: MCPTestClient) -> None:
+    state = client.call_tool("greet")["requestState"]
+    params = {
+        "name": "greet",
+        "_meta": {**META, CLIENT_CAPABILITIES: {"elicitation": {}}},
+        "requestState": state + "-TAMPERED",
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Mallory"}}},
+    }
+    error = error_of(raw(app, "tools/call", params, **{"Mcp-Name": "greet"}), 400, -32602)
+    assert error["data"] == {"reason": "invalid_request_state"}
+
+
+@pytest.mark.filterwarnings("ignore::flask_mcp.UnprotectedToolWarning")
+def test_another_callers_state_is_refused(make_app: t.Callable[..., Flask]) -> None:
+    app = make_app(build_mcp(), MCP_AUTH_TOKENS={"ada-token": "ada", "eve-token": "eve"}, SECRET_KEY="s")
+    caps = {**META, CLIENT_CAPABILITIES: {"elicitation": {}}}
+    first = raw(
+        app, "tools/call", {"name": "greet", "_meta": caps}, Authorization="Bearer ada-token", **{"Mcp-Name": "greet"}
+    )
+    state = first.get_json()["result"]["requestState"]
+    retry = {"name": "greet", "_meta": caps, "requestState": state, "inputResponses": {}}
+    stolen = raw(app, "tools/call", retry, Authorization="Bearer eve-token", **{"Mcp-Name": "greet"})
+    assert "another caller" in error_of(stolen, 400, -32602)["message"]
+
+
+def test_a_round_completes_on_another_app_with_the_same_secret(make_app: t.Callable[..., Flask]) -> None:
+    """Nothing is kept between rounds: the retry may land on any worker that shares the key."""
+    first, second = make_app(build_mcp(), SECRET_KEY="shared"), make_app(build_mcp(), SECRET_KEY="shared")
+    caps = {**META, CLIENT_CAPABILITIES: {"elicitation": {}}}
+    asked = raw(first, "tools/call", {"name": "greet", "_meta": caps}, **{"Mcp-Name": "greet"}).get_json()["result"]
+    retry = {
+        "name": "greet",
+        "_meta": caps,
+        "requestState": asked["requestState"],
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}},
+    }
+    done = raw(second, "tools/call", retry, **{"Mcp-Name": "greet"}).get_json()["result"]
+    assert done["content"][0]["text"] == "Hello, Ada!"
+    other = make_app(build_mcp(), SECRET_KEY="not-shared")
+    error_of(raw(other, "tools/call", retry, **{"Mcp-Name": "greet"}), 400, -32602)
