@@ -2,8 +2,8 @@
 
 It serves a plain tool, a tool that fails, a tool that reports progress and
 asks the client's model (a :class:`~flask_mcp.Context` handler), a tool that
-prints (which must not reach stdout), a resource, a resource template and a
-prompt.
+prints (which must not reach stdout), a tool that announces a note changed
+(for listen streams), a resource, a resource template and a prompt.
 """
 
 from __future__ import annotations
@@ -42,6 +42,13 @@ def ask(question: str, ctx: Context) -> str:
     reply = ctx.sample(question, max_tokens=16)
     ctx.report_progress(2, total=2)
     return f"model said: {reply['content']['text']}"
+
+
+@mcp.tool
+def touch(note_id: str) -> str:
+    """Tell listeners that a note changed."""
+    mcp.notify_resource_updated(f"notes://{note_id}")
+    return f"touched notes://{note_id}"
 
 
 @mcp.resource("config://motd", mime_type="text/plain", description="Message of the day.")

@@ -34,7 +34,7 @@ if t.TYPE_CHECKING:
     from ..state import MCPState
     from ..stores.events import EventLog
 
-__all__ = ["respond"]
+__all__ = ["IDLE", "follow", "respond", "subscription_of"]
 
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -44,14 +44,24 @@ def _json(state: MCPState, response: dict[str, t.Any]) -> Response:
     return Response(state.server.serialize(response), status=status, headers=headers, content_type="application/json")
 
 
-def respond(state: MCPState, message: jsonrpc.Request, principal: Principal | None) -> Response:
-    """Answer a (checked) modern ``subscriptions/listen`` request with its stream, or an error."""
+def subscription_of(
+    state: MCPState, message: jsonrpc.Request, principal: Principal | None
+) -> tuple[Subscription | None, dict[str, t.Any] | None]:
+    """The subscription a listen request asks for, or the error response refusing it."""
     response = t.cast(dict[str, t.Any], state.server.handle(message, ClientState(), principal=principal))
     if "error" in response:
-        return _json(state, response)
+        return None, response
     if state.events is None:
         error = MCPError(jsonrpc.METHOD_NOT_FOUND, "Method not found: subscriptions/listen needs a store")
-        return _json(state, jsonrpc.failure(message.id, error))
+        return None, jsonrpc.failure(message.id, error)
+    return Subscription(message.id, response["result"]["notifications"]), None
+
+
+def respond(state: MCPState, message: jsonrpc.Request, principal: Principal | None) -> Response:
+    """Answer a (checked) modern ``subscriptions/listen`` request with its stream, or an error."""
+    subscription, refusal = subscription_of(state, message, principal)
+    if subscription is None:
+        return _json(state, t.cast(dict[str, t.Any], refusal))
     if not state.streams.take():
         error = MCPError(
             SERVICE_UNAVAILABLE,
@@ -60,8 +70,7 @@ def respond(state: MCPState, message: jsonrpc.Request, principal: Principal | No
         )
         return _json(state, jsonrpc.failure(message.id, error))
     try:
-        subscription = Subscription(message.id, response["result"]["notifications"])
-        events = state.events
+        events = t.cast("EventLog", state.events)
         start = events.last(None, BROADCAST)
         stream = Response(
             stream_with_context(_stream(state, subscription, events, start)),
@@ -76,35 +85,63 @@ def respond(state: MCPState, message: jsonrpc.Request, principal: Principal | No
     return stream
 
 
-def _stream(state: MCPState, subscription: Subscription, events: EventLog, number: int) -> t.Iterator[bytes]:
-    """The acknowledgement, then the wanted broadcasts after event *number*, until the lifetime ends."""
+#: What :func:`follow` yields while nothing happens: time for a keep-alive (and to notice a gone client).
+IDLE = None
+
+
+def follow(
+    state: MCPState,
+    subscription: Subscription,
+    events: EventLog,
+    number: int,
+    stopped: t.Callable[[], bool] = bool,
+    tick: float | None = None,
+) -> t.Iterator[dict[str, t.Any] | None]:
+    """The messages of one listen stream, for any transport to write.
+
+    The acknowledgement, then every wanted broadcast after event *number*
+    (tagged), :data:`IDLE` every ``MCP_SSE_KEEPALIVE`` seconds without one,
+    and the closing response once ``MCP_LISTEN_MAX_LIFETIME`` has passed. It
+    reads the store only when the process's watcher says the broadcast
+    counter moved. A store that stops answering ends it with an error response.
+
+    :param stopped: asked at every wake-up; true ends the stream without a response (cancellation).
+    :param tick: the longest wait between two looks at *stopped* (default: the keep-alive interval).
+    """
     settings = state.settings
     counter = events.counter_key(None, BROADCAST)
-    yield sse_event(jsonrpc.encode(subscription.acknowledgement()))
-    started = last_sent = time.monotonic()
-    ends = started + settings.listen_max_lifetime
+    yield subscription.acknowledgement()
+    last_sent = time.monotonic()
+    ends = last_sent + settings.listen_max_lifetime
     try:
-        while True:
+        while not stopped():
             raw = events.cache.get(counter)  # as the watcher will see it
             top = int(raw or 0)
             if top > number:
-                for _event_id, notification in events.after(
-                    None, BROADCAST, max(number, top - settings.sse_replay_max)
-                ):
-                    if subscription.wants(notification):
-                        yield sse_event(jsonrpc.encode(subscription.tagged(notification)))
+                for _event_id, message in events.after(None, BROADCAST, max(number, top - settings.sse_replay_max)):
+                    if subscription.wants(message):
+                        yield subscription.tagged(message)
                         last_sent = time.monotonic()
                 number = top
             now = time.monotonic()
             if now >= ends:
-                yield sse_event(jsonrpc.encode(subscription.closing()))
+                yield subscription.closing()
                 return
-            woken = state.waker.wait(
-                events.cache.cache, {counter: raw}, min(ends, last_sent + settings.sse_keepalive) - now
-            )
-            if not woken and time.monotonic() - last_sent >= settings.sse_keepalive:
-                yield b": keep-alive\n\n"  # a comment: proxies see the stream is alive; a gone client shows here
+            timeout = min(ends, last_sent + settings.sse_keepalive) - now
+            if tick is not None:
+                timeout = min(timeout, tick)
+            if not state.waker.wait(events.cache.cache, {counter: raw}, timeout) and (
+                time.monotonic() - last_sent >= settings.sse_keepalive
+            ):
+                yield IDLE
                 last_sent = time.monotonic()
     except state.store_errors as exc:
         # The store is down: end the stream in bounded time, saying why; the client listens again later.
-        yield sse_event(jsonrpc.encode(jsonrpc.failure(subscription.request_id, unavailable(exc))))
+        yield jsonrpc.failure(subscription.request_id, unavailable(exc))
+
+
+def _stream(state: MCPState, subscription: Subscription, events: EventLog, number: int) -> t.Iterator[bytes]:
+    """:func:`follow` as Server-Sent Events; a client that went away shows at the next write."""
+    for message in follow(state, subscription, events, number):
+        # A comment keeps proxies from closing an idle stream.
+        yield b": keep-alive\n\n" if message is IDLE else sse_event(jsonrpc.encode(message))

@@ -6,9 +6,14 @@ JSON-RPC message per line, in both directions. stdout carries nothing but
 those lines, so while :func:`serve_stdio` runs, ``print()`` and logging
 handlers that wrote to stdout are sent to stderr instead.
 
-The process is the session: one :class:`~flask_mcp.core.server.ClientState`
-lives as long as stdin stays open, and answers to server-to-client requests
-come back on the same stdin, so they are routed in memory.
+Both eras are served, message by message. In the handshake era the process
+is the session: one :class:`~flask_mcp.core.server.ClientState` lives as
+long as stdin stays open, and answers to server-to-client requests come back
+on the same stdin, so they are routed in memory. A modern (2026-07-28)
+request carries its own envelope and is answered on its own; its
+``subscriptions/listen`` writes the stream's notifications as lines until
+the client cancels it with ``notifications/cancelled`` (the one client
+notification of the modern era) or stdin closes.
 
 Every message is handled inside a request context made with
 ``app.test_request_context(MCP_URL_PREFIX, method="POST")``: ``current_app``,
@@ -28,14 +33,19 @@ import typing as t
 from ..core.client import ClientState
 from ..globals import state_of
 from ..protocol import jsonrpc
+from ..protocol.envelope import is_modern
 from ..protocol.jsonrpc import MCPError
 from ..protocol.params import validate_notification_params
+from ..stores.events import BROADCAST
+from .listen import IDLE, follow, subscription_of
 from .stdout import stdout_to_stderr
 from .streaming import REQUEST_CANCELLED, REQUEST_TIMEOUT
 
 if t.TYPE_CHECKING:
     from flask import Flask
     from flask.ctx import RequestContext
+
+    from ..stores.events import EventLog
 
 
 __all__ = ["StdioChannel", "StdioServer", "message_context", "serve_stdio"]
@@ -214,10 +224,16 @@ class StdioServer:
             return
         if isinstance(message, jsonrpc.Notification) and message.method == "notifications/cancelled":
             self._cancel(message.params.get("requestId"))
+        if isinstance(message, jsonrpc.Request) and self._is_listen(message):
+            self._start(message, self._listen)
+            return
         if isinstance(message, jsonrpc.Request) and self.mcp.server.needs_channel(message):
-            self._start(message)
+            self._start(message, self._work)
             return
         self._handle(message, None)
+
+    def _is_listen(self, message: jsonrpc.Request) -> bool:
+        return message.method == "subscriptions/listen" and self.mcp.server.modern_era and is_modern(message.params)
 
     def _route(self, answer: jsonrpc.Response) -> None:
         with self._lock:
@@ -237,18 +253,16 @@ class StdioServer:
         for pending in waiting:
             pending.done.set()
 
-    def _start(self, message: jsonrpc.Request) -> None:
+    def _start(self, message: jsonrpc.Request, work: t.Callable[[jsonrpc.Request], None]) -> None:
         # A Context handler may wait for the client, whose answer arrives on
-        # stdin: it runs in a worker so this loop keeps reading.
+        # stdin, and a listen stream lasts: each runs in a worker so this loop keeps reading.
         with self._lock:
             if message.id in self._running:
                 error = MCPError(jsonrpc.INVALID_REQUEST, f"Invalid Request: id {message.id!r} is already in use")
                 duplicate = True
             else:
                 duplicate = False
-                thread = threading.Thread(
-                    target=self._work, args=(message,), name=f"mcp-stdio-{message.id}", daemon=True
-                )
+                thread = threading.Thread(target=work, args=(message,), name=f"mcp-stdio-{message.id}", daemon=True)
                 self._running[message.id] = thread
         if duplicate:
             self.write(jsonrpc.failure(message.id, error))
@@ -258,6 +272,33 @@ class StdioServer:
     def _work(self, message: jsonrpc.Request) -> None:
         try:
             self._handle(message, StdioChannel(self, message.id))
+        finally:
+            with self._lock:
+                self._running.pop(message.id, None)
+                self._cancelled.discard(message.id)
+
+    def _listen(self, message: jsonrpc.Request) -> None:
+        """Write one listen stream's notifications until it is cancelled, stdin closes or its lifetime ends."""
+
+        def stopped() -> bool:
+            return self.closed or self.is_cancelled(message.id)
+
+        try:
+            with message_context(self.app):
+                subscription, refusal = subscription_of(self.mcp, message, None)
+                if subscription is None:
+                    self.write(t.cast(dict[str, t.Any], refusal))
+                    return
+                events = t.cast("EventLog", self.mcp.events)
+                # Looks at stopped() at least this often: stdin closing ends the stream promptly.
+                stream = follow(self.mcp, subscription, events, events.last(None, BROADCAST), stopped, tick=0.25)
+                for item in stream:
+                    if stopped():
+                        return  # cancelled: no response, as for any cancelled request
+                    if item is not IDLE:
+                        self.write(item)
+        except Exception:
+            logger.exception("MCP stdio listen stream failed")
         finally:
             with self._lock:
                 self._running.pop(message.id, None)

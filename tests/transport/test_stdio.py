@@ -11,6 +11,7 @@ import sys
 import threading
 import typing as t
 
+import anyio
 import mcp_types as types
 import pytest
 from flask import Flask
@@ -373,8 +374,8 @@ def server_parameters() -> StdioServerParameters:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_sdk_client_over_stdio(mode: t.Literal["legacy", "auto"]) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto", "2026-07-28"])
+async def test_sdk_client_over_stdio(mode: t.Literal["legacy", "auto", "2026-07-28"]) -> None:
     """The official client launches ``flask --app tests.stdio_app mcp stdio`` and uses every kind."""
     asked: list[str] = []
 
@@ -384,7 +385,7 @@ async def test_sdk_client_over_stdio(mode: t.Literal["legacy", "auto"]) -> None:
 
     async with Client(server_parameters(), mode=mode, sampling_callback=sampling) as client:
         tools = await client.list_tools()
-        assert {tool.name for tool in tools.tools} == {"add", "explode", "chatty", "ask"}
+        assert {tool.name for tool in tools.tools} == {"add", "explode", "chatty", "ask", "touch"}
         added = await client.call_tool("add", {"a": 20, "b": 22})
         assert added.structured_content == {"result": 42}
         chatty = await client.call_tool("chatty", {"word": "yo"})  # prints: must not corrupt the stream
@@ -400,3 +401,78 @@ async def test_sdk_client_over_stdio(mode: t.Literal["legacy", "auto"]) -> None:
         prompt = await client.get_prompt("review", {"code": "x = 1"})
         assert prompt.messages[0].content.text == "Review this python:\nx = 1"  # type: ignore[union-attr]
     assert asked == ["6x7?"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "2026-07-28"])
+async def test_sdk_client_listens_over_stdio(mode: t.Literal["auto", "2026-07-28"]) -> None:
+    """A listen stream shares stdout with the calls: the update for the subscribed URI arrives, tagged."""
+    async with Client(server_parameters(), mode=mode) as client:
+        assert client.protocol_version == "2026-07-28"
+        async with client.listen(resource_subscriptions=["notes://7"]) as subscription:
+            await client.call_tool("touch", {"note_id": "8"})  # not subscribed: never delivered
+            await client.call_tool("touch", {"note_id": "7"})
+            with anyio.fail_after(10):
+                event = await subscription.__anext__()
+    assert str(event.uri) == "notes://7"  # type: ignore[union-attr]
+
+
+# -- the modern era over stdio --------------------------------------------------------------
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+}
+
+
+def modern(request_id: t.Any, method: str, **params: t.Any) -> dict[str, t.Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**params, "_meta": MODERN_META}}
+
+
+def test_modern_requests_stand_alone_beside_a_handshake_session() -> None:
+    """No initialize needed; removed methods are unknown; a handshake on the same pipe still works."""
+    session = PipeSession(stdio_app)
+    session.send(modern(1, "tools/call", name="add", arguments={"a": 1, "b": 2}))
+    result = session.receive()["result"]
+    assert (result["structuredContent"], result["resultType"]) == ({"result": 3}, "complete")
+    session.send(modern(2, "ping"))
+    assert session.receive()["error"]["code"] == -32601
+    session.send(INIT)
+    assert session.receive()["result"]["protocolVersion"] == "2025-11-25"
+    session.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    assert session.receive() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    assert session.close() == []
+
+
+def test_a_modern_round_over_stdio() -> None:
+    """The tool's question is an input_required result; the retry with the answer completes it."""
+    session = PipeSession(stdio_app)
+    session.send(modern(1, "tools/call", name="ask", arguments={"question": "6x7?"}))
+    asked = session.receive()["result"]
+    [(key, request)] = asked["inputRequests"].items()
+    assert request["method"] == "sampling/createMessage"
+    answer = {"role": "assistant", "content": {"type": "text", "text": "42"}, "model": "m"}
+    retry = {"inputResponses": {key: answer}, "requestState": asked["requestState"]}
+    session.send(modern(2, "tools/call", name="ask", arguments={"question": "6x7?"}, **retry))
+    assert session.receive()["result"]["content"] == [{"type": "text", "text": "model said: 42"}]
+    assert session.close() == []
+
+
+def test_a_listen_stream_ends_with_its_cancellation_and_without_a_response() -> None:
+    session = PipeSession(stdio_app)
+    session.send(modern("L", "subscriptions/listen", notifications={"resourceSubscriptions": ["notes://1"]}))
+    ack = session.receive()
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert ack["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": "L"}
+    session.send(modern(1, "tools/call", name="touch", arguments={"note_id": "1"}))
+    first, second = session.receive(), session.receive()
+    update = first if "method" in first else second
+    assert update == {
+        "jsonrpc": "2.0",
+        "method": "notifications/resources/updated",
+        "params": {"uri": "notes://1", "_meta": {"io.modelcontextprotocol/subscriptionId": "L"}},
+    }
+    session.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "L"}})
+    session.send(modern(2, "tools/call", name="touch", arguments={"note_id": "1"}))
+    assert session.receive()["id"] == 2  # the cancelled stream says nothing more
+    assert session.close() == []
