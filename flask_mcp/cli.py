@@ -11,7 +11,10 @@ The extension adds the group to every app it is set up on::
 
 ``list``, ``call`` and ``read`` talk to the protocol core directly (no HTTP):
 each sends one request, handled in the same kind of request context as over stdio (see
-:func:`flask_mcp.transport.stdio.message_context`).
+:func:`flask_mcp.transport.stdio.message_context`), in the current revision
+(2026-07-28) unless ``--era handshake`` is given. A tool that asks the
+user something (an ``input_required`` round) is answered from ``--answers``
+or, for a form in a terminal, by prompting for each field.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from flask.cli import AppGroup
 from .core.client import ClientState
 from .globals import state_of
 from .protocol import jsonrpc
+from .protocol.envelope import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 from .protocol.jsonrpc import MCPError
+from .protocol.versions import MODERN_PROTOCOL_VERSIONS
 from .transport.cgi import serve_cgi
 from .transport.rest import EXTENSION_KEY as REST_KEY
 from .transport.rest import RestSite
@@ -42,6 +47,24 @@ __all__ = ["mcp_group"]
 
 #: Longest description shown by ``flask mcp list``.
 DESCRIPTION_WIDTH = 60
+#: Rounds of input a call may take before the command gives up.
+MAX_ROUNDS = 10
+#: What the command line can answer: forms (prompted or given), and anything given with --answers.
+CLI_CAPABILITIES = {"elicitation": {}, "sampling": {}, "roots": {}}
+
+era_option = click.option(
+    "--era",
+    type=click.Choice(["modern", "handshake"]),
+    default="modern",
+    show_default=True,
+    help="The protocol era of the request: 2026-07-28 (modern) or the handshake era's.",
+)
+answers_option = click.option(
+    "--answers",
+    default=None,
+    metavar="JSON",
+    help='Answers to the tool\'s questions by key, e.g. \'{"user_name": {"action": "accept", "content": {...}}}\'.',
+)
 
 mcp_group = AppGroup("mcp", help="Inspect, call and serve the app's MCP server.")
 
@@ -69,9 +92,17 @@ class _ConsoleChannel:
         return "a connected client (not available from the command line)"
 
 
-def _request(app: Flask, method: str, params: dict[str, t.Any]) -> dict[str, t.Any]:
+def _request(app: Flask, method: str, params: dict[str, t.Any], era: str = "handshake") -> dict[str, t.Any]:
     """Send one request through the protocol core; return its result or raise ``ClickException``."""
     state = state_of(app)
+    if era == "modern":
+        meta = {
+            PROTOCOL_VERSION: MODERN_PROTOCOL_VERSIONS[0],
+            CLIENT_CAPABILITIES: CLI_CAPABILITIES,
+            CLIENT_INFO: {"name": "flask mcp", "version": "1"},
+            LOG_LEVEL: "debug",  # every log message goes to stderr, as in the handshake era
+        }
+        params = {**params, "_meta": meta}
     message = jsonrpc.Request(id=1, method=method, params=params)
     channel = _ConsoleChannel() if state.server.needs_channel(message) else None
     with message_context(app):
@@ -85,11 +116,56 @@ def _request(app: Flask, method: str, params: dict[str, t.Any]) -> dict[str, t.A
     return t.cast(dict[str, t.Any], response["result"])
 
 
-def _list_all(app: Flask, method: str, key: str) -> list[dict[str, t.Any]]:
+def _parse_answers(text: str | None) -> dict[str, t.Any]:
+    if text is None:
+        return {}
+    try:
+        answers = json.loads(text)
+    except ValueError as exc:
+        raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--answers") from None
+    if not isinstance(answers, dict):
+        raise click.BadParameter("must be a JSON object of answers by key", param_hint="--answers")
+    return answers
+
+
+def _answer(key: str, request: dict[str, t.Any], given: dict[str, t.Any]) -> t.Any:
+    """The answer to one input request: given, or prompted for (a form, in a terminal)."""
+    if key in given:
+        return given[key]
+    params = request.get("params") or {}
+    schema = params.get("requestedSchema")
+    if request.get("method") != "elicitation/create" or not isinstance(schema, dict) or not sys.stdin.isatty():
+        raise click.ClickException(
+            f"the tool asks for {request.get('method')} (key {key!r}); answer it with --answers '{{\"{key}\": ...}}'"
+        )
+    click.echo(params.get("message", ""), err=True)
+    content: dict[str, t.Any] = {}
+    for name, field in (schema.get("properties") or {}).items():
+        kind = {"integer": int, "number": float, "boolean": bool}.get(field.get("type"), str)
+        content[name] = click.prompt(field.get("title") or name, type=kind, default=field.get("default"), err=True)
+    return {"action": "accept", "content": content}
+
+
+def _request_with_rounds(
+    app: Flask, method: str, params: dict[str, t.Any], era: str, answers: dict[str, t.Any]
+) -> dict[str, t.Any]:
+    """:func:`_request`, answering ``input_required`` rounds and sending the request again."""
+    result = _request(app, method, params, era)
+    for _ in range(MAX_ROUNDS):
+        if result.get("resultType") != "input_required":
+            return result
+        responses = {key: _answer(key, request, answers) for key, request in result["inputRequests"].items()}
+        result = _request(
+            app, method, {**params, "inputResponses": responses, "requestState": result["requestState"]}, era
+        )
+    raise click.ClickException(f"the request still asked for input after {MAX_ROUNDS} rounds")
+
+
+def _list_all(app: Flask, method: str, key: str, era: str = "handshake") -> list[dict[str, t.Any]]:
     items: list[dict[str, t.Any]] = []
     params: dict[str, t.Any] = {}
     while True:
-        result = _request(app, method, params)
+        result = _request(app, method, params, era)
         items.extend(result[key])
         if "nextCursor" not in result:
             return items
@@ -113,13 +189,14 @@ def _table(title: str, headers: tuple[str, ...], rows: list[tuple[str, ...]]) ->
 
 
 @mcp_group.command("list")
-def list_command() -> None:
+@era_option
+def list_command(era: str) -> None:
     """List the tools, resources, resource templates and prompts."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    tools = _list_all(app, "tools/list", "tools")
-    resources = _list_all(app, "resources/list", "resources")
-    templates = _list_all(app, "resources/templates/list", "resourceTemplates")
-    prompts = _list_all(app, "prompts/list", "prompts")
+    tools = _list_all(app, "tools/list", "tools", era)
+    resources = _list_all(app, "resources/list", "resources", era)
+    templates = _list_all(app, "resources/templates/list", "resourceTemplates", era)
+    prompts = _list_all(app, "prompts/list", "prompts", era)
     sections = [
         _table("Tools", ("NAME", "DESCRIPTION"), [(x["name"], _summary(x.get("description"))) for x in tools]),
         _table(
@@ -151,7 +228,9 @@ def list_command() -> None:
 @mcp_group.command("call")
 @click.argument("name")
 @click.argument("arguments", required=False, default="{}", metavar="[JSON]")
-def call_command(name: str, arguments: str) -> None:
+@era_option
+@answers_option
+def call_command(name: str, arguments: str, era: str, answers: str | None) -> None:
     """Call the tool NAME with JSON arguments and print the result.
 
     The exit code is 1 when the tool reports an error (``isError``).
@@ -162,8 +241,9 @@ def call_command(name: str, arguments: str) -> None:
         raise click.BadParameter(f"not valid JSON: {exc}", param_hint="JSON") from None
     if not isinstance(parsed, dict):
         raise click.BadParameter("must be a JSON object", param_hint="JSON")
+    given = _parse_answers(answers)
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    result = _request(app, "tools/call", {"name": name, "arguments": parsed})
+    result = _request_with_rounds(app, "tools/call", {"name": name, "arguments": parsed}, era, given)
     click.echo(json.dumps(result, indent=2, ensure_ascii=False))
     if result.get("isError"):
         sys.exit(1)
@@ -171,13 +251,16 @@ def call_command(name: str, arguments: str) -> None:
 
 @mcp_group.command("read")
 @click.argument("uri")
-def read_command(uri: str) -> None:
+@era_option
+@answers_option
+def read_command(uri: str, era: str, answers: str | None) -> None:
     """Read the resource URI and print its contents.
 
     Text is printed as is; binary contents are written as raw bytes.
     """
+    given = _parse_answers(answers)
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    result = _request(app, "resources/read", {"uri": uri})
+    result = _request_with_rounds(app, "resources/read", {"uri": uri}, era, given)
     for content in result["contents"]:
         if "text" in content:
             click.echo(content["text"])

@@ -26,7 +26,7 @@ def test_list_shows_every_kind(runner: FlaskCliRunner) -> None:
     result = runner.invoke(args=["mcp", "list"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert "Tools (4)" in lines
+    assert "Tools (5)" in lines
     assert "  add      Add two integers." in lines
     assert "Resources (1)" in lines
     assert any(line.split() == ["config://motd", "motd", "text/plain"] for line in lines)
@@ -48,10 +48,16 @@ def test_list_of_an_empty_server(make_app: t.Callable[..., Flask]) -> None:
     ]
 
 
-def test_call_prints_the_result(runner: FlaskCliRunner) -> None:
-    result = runner.invoke(args=["mcp", "call", "add", '{"a": 1, "b": 2}'])
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"content": [{"type": "text", "text": "3"}], "structuredContent": {"result": 3}}
+def test_call_prints_the_result_as_a_client_sees_it(runner: FlaskCliRunner) -> None:
+    expected = {"content": [{"type": "text", "text": "3"}], "structuredContent": {"result": 3}}
+    handshake = runner.invoke(args=["mcp", "call", "add", '{"a": 1, "b": 2}', "--era", "handshake"])
+    assert handshake.exit_code == 0, handshake.output
+    assert json.loads(handshake.stdout) == expected
+    modern = runner.invoke(args=["mcp", "call", "add", '{"a": 1, "b": 2}'])
+    assert modern.exit_code == 0, modern.output
+    result = json.loads(modern.stdout)
+    assert result["resultType"] == "complete" and result["_meta"]["io.modelcontextprotocol/serverInfo"]
+    assert {key: result[key] for key in expected} == expected
 
 
 def test_call_without_arguments_defaults_to_an_empty_object(runner: FlaskCliRunner) -> None:
@@ -93,11 +99,32 @@ def test_call_context_tool_sends_notifications_to_stderr(make_app: t.Callable[..
         return "sampled"
 
     runner = make_app(mcp).test_cli_runner()
-    result = runner.invoke(args=["mcp", "call", "busy"])
+    result = runner.invoke(args=["mcp", "call", "busy", "--era", "handshake"])
     assert result.exit_code == 0, result.output
     assert '"level":"info"' in result.stderr and "working" in result.stderr
     text = json.loads(result.stdout)["content"][0]["text"]
     assert text.startswith("no sampling:") and "connected client" in text
+
+
+def test_call_answers_input_rounds_from_the_answers_option(make_app: t.Callable[..., Flask], mcp: MCP) -> None:
+    @mcp.tool
+    def quiz(ctx: Context) -> str:
+        ctx.info("asking")
+        name = ctx.elicit("Name?", {"type": "object", "properties": {"name": {"type": "string"}}}, key="name")
+        reply = ctx.sample("Capital of France?", max_tokens=5, key="capital")
+        return f"{(name.content or {}).get('name')}: {reply['content']['text']}"
+
+    runner = make_app(mcp).test_cli_runner()
+    unanswered = runner.invoke(args=["mcp", "call", "quiz"])
+    assert unanswered.exit_code == 1 and "--answers" in unanswered.stderr and "'name'" in unanswered.stderr
+    answers = {
+        "name": {"action": "accept", "content": {"name": "Ada"}},
+        "capital": {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"},
+    }
+    result = runner.invoke(args=["mcp", "call", "quiz", "--answers", json.dumps(answers)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["content"][0]["text"] == "Ada: Paris"
+    assert result.stderr.count('"data":"asking"') == 3  # one run per round, each logging as it goes
 
 
 def test_read_prints_the_text(runner: FlaskCliRunner) -> None:
@@ -115,10 +142,11 @@ def test_read_writes_blobs_as_bytes(make_app: t.Callable[..., Flask], mcp: MCP) 
     assert result.stdout_bytes == b"\x00\x01binary"
 
 
-def test_read_unknown_resource_fails(runner: FlaskCliRunner) -> None:
-    result = runner.invoke(args=["mcp", "read", "nope://x"])
+@pytest.mark.parametrize(("era", "code"), [("modern", "[-32602]"), ("handshake", "[-32002]")])
+def test_read_unknown_resource_fails(runner: FlaskCliRunner, era: str, code: str) -> None:
+    result = runner.invoke(args=["mcp", "read", "nope://x", "--era", era])
     assert result.exit_code == 1
-    assert "[-32002]" in result.stderr
+    assert code in result.stderr and "nope://x" in result.stderr
 
 
 def test_stdio_command_serves_stdin(runner: FlaskCliRunner) -> None:
