@@ -50,7 +50,7 @@ DESCRIPTION_WIDTH = 60
 #: Rounds of input a call may take before the command gives up.
 MAX_ROUNDS = 10
 #: What the command line can answer: forms (prompted or given), and anything given with --answers.
-CLI_CAPABILITIES = {"elicitation": {}, "sampling": {}, "roots": {}}
+CLI_CAPABILITIES: dict[str, t.Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
 
 era_option = click.option(
     "--era",
