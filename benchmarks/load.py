@@ -2,7 +2,9 @@
 
 Both send ``tools/call add(a, b)`` over keep-alive connections on loopback,
 every request with a unique JSON-RPC id, for a bounded duration, and return
-the same measurement.
+the same measurement. The era picks the request's shape: ``handshake``
+(2025-11-25, with the session when there is one) or ``modern`` (2026-07-28:
+no session, an envelope in ``params._meta`` and the routing headers).
 """
 
 from __future__ import annotations
@@ -17,9 +19,14 @@ import statistics
 import subprocess
 import threading
 import time
+import typing as t
 from pathlib import Path
 
 LUA_SCRIPT = Path(__file__).with_name("tools_call.lua")
+HANDSHAKE_VERSION = "2025-11-25"
+MODERN_VERSION = "2026-07-28"
+#: ``handshake``: sessions negotiated by ``initialize``; ``modern``: stateless requests with an envelope.
+Era = t.Literal["handshake", "modern"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,11 +44,34 @@ def mcp_headers(session: str) -> dict[str, str]:
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2025-11-25",
+        "MCP-Protocol-Version": HANDSHAKE_VERSION,
     }
     if session:
         headers["Mcp-Session-Id"] = session
     return headers
+
+
+def call_headers(session: str, era: Era = "handshake") -> dict[str, str]:
+    """The headers of a ``tools/call add``: modern ones carry the revision and the routing headers."""
+    if era == "handshake":
+        return mcp_headers(session)
+    return {**mcp_headers(""), "MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": "tools/call", "Mcp-Name": "add"}
+
+
+def call_body(request_id: int, a: int, b: int, era: Era = "handshake") -> dict[str, t.Any]:
+    """The JSON-RPC ``tools/call add(a, b)``; a modern one carries its envelope in ``params._meta``."""
+    params: dict[str, t.Any] = {"name": "add", "arguments": {"a": a, "b": b}}
+    if era == "modern":
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def version(era: Era) -> str:
+    """The ``MCP-Protocol-Version`` the load of *era* sends."""
+    return MODERN_VERSION if era == "modern" else HANDSHAKE_VERSION
 
 
 def available() -> str:
@@ -49,8 +79,8 @@ def available() -> str:
     return "wrk" if shutil.which("wrk") else "python"
 
 
-def run_wrk(port: int, session: str, concurrency: int, duration: float) -> Measurement:
-    """Run wrk with the Lua script; its ``done()`` prints one JSON summary line."""
+def run_wrk(port: int, session: str, concurrency: int, duration: float, era: Era = "handshake") -> Measurement:
+    """Run wrk with the Lua script (the era and version passed in its environment); ``done()`` prints a JSON line."""
     threads = min(concurrency, 2)
     command = [
         "wrk", f"-t{threads}", f"-c{concurrency}", f"-d{max(1, round(duration))}s", "--timeout", "10s",
@@ -58,7 +88,7 @@ def run_wrk(port: int, session: str, concurrency: int, duration: float) -> Measu
     ]  # fmt: skip
     output = subprocess.run(
         command,
-        env={**os.environ, "MCP_SESSION": session},
+        env={**os.environ, "MCP_SESSION": session, "MCP_ERA": era, "MCP_PROTOCOL_VERSION": version(era)},
         capture_output=True,
         text=True,
         check=True,
@@ -74,14 +104,14 @@ def run_wrk(port: int, session: str, concurrency: int, duration: float) -> Measu
     )
 
 
-def run_python(port: int, session: str, concurrency: int, duration: float) -> Measurement:
+def run_python(port: int, session: str, concurrency: int, duration: float, era: Era = "handshake") -> Measurement:
     """A thread per connection, each looping until the deadline (slower than wrk; documented)."""
     ids = itertools.count(1)
     lock = threading.Lock()
     latencies: list[float] = []
     errors = 0
     deadline = time.monotonic() + duration
-    headers = mcp_headers(session)
+    headers = call_headers(session, era)
 
     def worker() -> None:
         nonlocal errors
@@ -91,10 +121,7 @@ def run_python(port: int, session: str, concurrency: int, duration: float) -> Me
         while time.monotonic() < deadline:
             with lock:
                 request_id = next(ids)
-            body = json.dumps(
-                {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                 "params": {"name": "add", "arguments": {"a": request_id % 1000, "b": 2}}}
-            )  # fmt: skip
+            body = json.dumps(call_body(request_id, request_id % 1000, 2, era))
             started = time.perf_counter()
             try:
                 connection.request("POST", "/mcp", body, headers)
@@ -126,7 +153,9 @@ def run_python(port: int, session: str, concurrency: int, duration: float) -> Me
     return Measurement(len(latencies) / elapsed, cuts[49] * 1000, cuts[98] * 1000, errors)
 
 
-def measure(tool: str, port: int, session: str, concurrency: int, duration: float) -> Measurement:
+def measure(
+    tool: str, port: int, session: str, concurrency: int, duration: float, era: Era = "handshake"
+) -> Measurement:
     """Run the chosen load generator."""
     runner = run_wrk if tool == "wrk" else run_python
-    return runner(port, session, concurrency, duration)
+    return runner(port, session, concurrency, duration, era)

@@ -4,7 +4,8 @@
 
 All servers run at once on loopback; the load alternates between them in
 rounds (the order rotating each round) so that drift of the machine hits all
-alike. Ratios are computed within the same run only.
+alike. Ratios are computed within the same run only, each flask_mcp scenario
+against the peers of its era (handshake or modern) and the floor.
 """
 
 from __future__ import annotations
@@ -24,10 +25,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import load
-from benchmarks.servers_under_test import SPECS, Redis, RunningServer, ServerSpec, missing
+from benchmarks.servers_under_test import SPECS, CheckFailed, Redis, RunningServer, ServerSpec, missing
 
-FLASK_MCP = ("flask_mcp-stateful", "flask_mcp-stateless", "flask_mcp-redis")
 PEERS = ("fastmcp-stateful", "fastmcp-stateless", "sdk", "floor")
+MODERN_PEERS = ("fastmcp-modern", "floor")
+#: Each flask_mcp scenario and the peers it is compared with: the same era, and the floor.
+COMPARED: dict[str, tuple[str, ...]] = {
+    "flask_mcp-stateful": PEERS,
+    "flask_mcp-stateless": PEERS,
+    "flask_mcp-redis": PEERS,
+    "flask_mcp-modern": MODERN_PEERS,
+}
+FLASK_MCP = tuple(COMPARED)
 DEFAULT_JSON = Path(__file__).with_name("results") / "latest.json"
 TYPICAL_CLIENT = {
     "protocolVersion": "2025-11-25",
@@ -63,10 +72,11 @@ def run_rounds(
     for round_number in range(args.rounds):
         shift = round_number % len(servers)
         for server in servers[shift:] + servers[:shift]:
+            era = server.spec.era
             for concurrency in concurrencies:
                 if args.warmup > 0:
-                    load.measure(args.load, server.port, server.session_id, concurrency, args.warmup)
-                sample = load.measure(args.load, server.port, server.session_id, concurrency, args.duration)
+                    load.measure(args.load, server.port, server.session_id, concurrency, args.warmup, era)
+                sample = load.measure(args.load, server.port, server.session_id, concurrency, args.duration, era)
                 samples.setdefault((server.spec.name, concurrency), []).append(sample)
                 print(
                     f"  round {round_number + 1} {server.spec.name:<20} c={concurrency:<3} "
@@ -93,13 +103,11 @@ def summarize(samples: dict[tuple[str, int], list[load.Measurement]]) -> list[di
 
 
 def ratios(results: list[dict[str, t.Any]]) -> list[dict[str, t.Any]]:
-    """flask_mcp / each peer (and / floor), per concurrency, from this run's results."""
+    """flask_mcp / each peer of its era (and / floor), per concurrency, from this run's results."""
     by_key = {(r["server"], r["concurrency"]): r for r in results}
     found = []
     for (name, concurrency), ours in sorted(by_key.items()):
-        if name not in FLASK_MCP:
-            continue
-        for peer in PEERS:
+        for peer in COMPARED.get(name, ()):
             theirs = by_key.get((peer, concurrency))
             if theirs is None or not theirs["rps"] or not theirs["p99_ms"]:
                 continue
@@ -171,6 +179,20 @@ def print_table(results: list[dict[str, t.Any]], found: list[dict[str, t.Any]]) 
             )
 
 
+def start(spec: ServerSpec, redis_url: str | None) -> RunningServer | str:
+    """Start *spec* and check it; a peer failing its check is not run, and the reason is returned.
+
+    A flask_mcp scenario failing its check is a bug, not a condition of this
+    machine, so :class:`CheckFailed` propagates for those.
+    """
+    try:
+        return RunningServer(spec, redis_url)
+    except CheckFailed as error:
+        if spec.name in FLASK_MCP:
+            raise
+        return f"failed the check before the load: {error.reason}"
+
+
 def main(argv: list[str] | None = None) -> dict[str, t.Any]:
     args = parse_args(argv)
     concurrencies = [int(c) for c in args.concurrency.split(",") if c.strip()]
@@ -183,8 +205,13 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
     servers: list[RunningServer] = []
     try:
         for spec in runnable:
-            servers.append(RunningServer(spec, redis.url if redis else None))
-            print(f"started {spec.name} on port {servers[-1].port}", flush=True)
+            server = start(spec, redis.url if redis else None)
+            if isinstance(server, str):
+                skipped[spec.name] = server
+                print(f"skipping {spec.name}: {server}", flush=True)
+                continue
+            servers.append(server)
+            print(f"started {spec.name} on port {server.port}", flush=True)
         samples = run_rounds(servers, args, concurrencies) if servers else {}
         extras = {
             "tools_list_1000_ms": round(tools_list_ms(), 3),

@@ -3,6 +3,7 @@
 Every server listens on 127.0.0.1 on a free port and is stopped by its PID.
 The WSGI ones run under gunicorn (gthread, one worker, 16 threads, identical
 for flask_mcp and the floor); the ASGI ones under uvicorn (one worker).
+A server that fails the check before the load raises :class:`CheckFailed`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import time
 import typing as t
 from pathlib import Path
 
-from benchmarks.load import mcp_headers
+from benchmarks.load import Era, call_body, call_headers, mcp_headers
 
 ROOT = Path(__file__).resolve().parents[1]
 GUNICORN = ["-m", "gunicorn", "-w", "1", "-k", "gthread", "--threads", "16"]
@@ -39,9 +40,11 @@ class ServerSpec:
     target: str
     needs: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
-    #: Whether the server issues a session the load must carry.
+    #: Whether the server issues a session the load must carry (handshake era only).
     stateful: bool = False
     redis: bool = False
+    #: The revision the load speaks: ``modern`` requests need no handshake and carry an envelope.
+    era: Era = "handshake"
 
 
 SPECS = [
@@ -51,10 +54,15 @@ SPECS = [
                env=(("BENCH_MODE", "stateless"),)),
     ServerSpec("flask_mcp-redis", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
                env=(("BENCH_MODE", "redis"),), stateful=True, redis=True, needs=("redis",)),
+    # Modern requests never touch sessions, so the default (stateful) config serves them as is.
+    ServerSpec("flask_mcp-modern", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "stateful"),), era="modern"),
     ServerSpec("fastmcp-stateful", "uvicorn", "benchmarks.servers.fastmcp_app:app", needs=("fastmcp", "uvicorn"),
                stateful=True),
     ServerSpec("fastmcp-stateless", "uvicorn", "benchmarks.servers.fastmcp_app:stateless_app",
                needs=("fastmcp", "uvicorn")),
+    ServerSpec("fastmcp-modern", "uvicorn", "benchmarks.servers.fastmcp_app:stateless_app",
+               needs=("fastmcp", "uvicorn"), era="modern"),
     ServerSpec("sdk", "uvicorn", "benchmarks.servers.sdk_app:app", needs=("mcp", "uvicorn"), stateful=True),
     ServerSpec("floor", "gunicorn", "benchmarks.servers.floor_app:app"),
 ]  # fmt: skip
@@ -135,6 +143,14 @@ class Redis:
         self.process.wait(timeout=10)
 
 
+class CheckFailed(RuntimeError):
+    """The server started but did not answer the pre-load check as it must; ``reason`` says why."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"{name}: {reason}")
+        self.reason = reason
+
+
 class RunningServer:
     """One started server, its endpoint and (if stateful) its session."""
 
@@ -149,24 +165,41 @@ class RunningServer:
             marker = "Booting worker"
         else:
             command = [sys.executable, *UVICORN, "--port", str(self.port), spec.target]
-            marker = "Application startup complete"
+            # Logged once the socket is bound ("Application startup complete" comes before the bind).
+            marker = "Uvicorn running on"
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
         )
         wait_for_output(self.process, marker)
-        self.session_id = self.handshake() if spec.stateful else ""
-        self.check()
+        try:
+            self.session_id = self.handshake() if spec.stateful and spec.era == "handshake" else ""
+            self.check()
+        except BaseException:
+            self.stop()
+            raise
 
-    def post(self, payload: dict[str, t.Any], session: str = "") -> tuple[int, dict[str, str], t.Any]:
-        """POST one message; returns status, headers and the decoded JSON (or SSE data) body."""
+    def post(
+        self, payload: dict[str, t.Any], session: str = "", headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, str], t.Any]:
+        """POST one message (handshake-era headers unless given); returns status, headers and the JSON body.
+
+        The body is the decoded JSON, or the last SSE ``data:`` line's, or the raw text when it is not JSON.
+        """
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        connection.request("POST", "/mcp", json.dumps(payload), mcp_headers(session))
-        response = connection.getresponse()
-        raw = response.read().decode()
-        connection.close()
+        try:
+            connection.request("POST", "/mcp", json.dumps(payload), headers or mcp_headers(session))
+            response = connection.getresponse()
+            raw = response.read().decode()
+        except OSError as error:
+            raise CheckFailed(self.spec.name, f"POST /mcp on port {self.port} failed: {error!r}") from error
+        finally:
+            connection.close()
         data_lines = [line[5:].strip() for line in raw.splitlines() if line.startswith("data:")]
         text = data_lines[-1] if data_lines else raw
-        body = json.loads(text) if text.strip() else None
+        try:
+            body = json.loads(text) if text.strip() else None
+        except ValueError:
+            body = text
         return response.status, {k.lower(): v for k, v in response.getheaders()}, body
 
     def handshake(self) -> str:
@@ -175,22 +208,29 @@ class RunningServer:
         status, headers, _ = self.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
         session = headers.get("mcp-session-id", "")
         if status != 200 or not session:
-            raise RuntimeError(f"{self.spec.name}: initialize answered {status} without a session")
+            raise CheckFailed(self.spec.name, f"initialize answered {status} without a session")
         self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
         return session
 
     def check(self) -> None:
-        """One real call must return 40 + 2 before any load is sent."""
-        call = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "add", "arguments": {"a": 40, "b": 2}},
-        }
-        status, _, body = self.post(call, self.session_id)
-        result = (body or {}).get("result", {})
+        """One real call, in the spec's era, must return 40 + 2 before any load is sent.
+
+        A modern answer must also say ``"resultType": "complete"``: a server that
+        answers without it served the request as the handshake era would.
+        """
+        era = self.spec.era
+        headers = call_headers(self.session_id, era)
+        status, _, body = self.post(call_body(1, 40, 2, era), headers=headers)
+        result = body.get("result", {}) if isinstance(body, dict) else {}
         if status != 200 or result.get("structuredContent") != {"result": 42}:
-            raise RuntimeError(f"{self.spec.name}: tools/call answered {status} {body!r}")
+            hint = " (does it serve the 2026-07-28 revision?)" if era == "modern" else ""
+            raise CheckFailed(self.spec.name, f"{era} tools/call answered {status} {body!r}{hint}")
+        if era == "modern" and result.get("resultType") != "complete":
+            raise CheckFailed(
+                self.spec.name,
+                f'modern tools/call answered without "resultType": "complete", so it serves only the handshake era: '
+                f"{body!r}",
+            )
 
     def stop(self) -> None:
         """Stop the server (and its workers) by its process group."""

@@ -1,11 +1,23 @@
 -- wrk script: POST tools/call add(a, b) with a unique JSON-RPC id per request.
--- Environment: MCP_SESSION (session id, empty for none), MCP_PATH (default /mcp).
+-- Environment: MCP_SESSION (session id, empty for none), MCP_PATH (default /mcp),
+-- MCP_ERA ("handshake", the default, or "modern": no session, the envelope in
+-- params._meta and the Mcp-Method / Mcp-Name routing headers) and
+-- MCP_PROTOCOL_VERSION (default 2025-11-25, or 2026-07-28 when modern).
 -- Prints one JSON line with the summary when done.
 
 local session = os.getenv("MCP_SESSION") or ""
+local modern = os.getenv("MCP_ERA") == "modern"
+local version = os.getenv("MCP_PROTOCOL_VERSION") or (modern and "2026-07-28" or "2025-11-25")
 local counter = 0
 local thread_id = 0
 local threads = {}
+-- What follows "arguments":{...} in params: the envelope when modern.
+local envelope = ""
+if modern then
+  envelope = string.format(
+    ',"_meta":{"io.modelcontextprotocol/protocolVersion":"%s","io.modelcontextprotocol/clientCapabilities":{}}',
+    version)
+end
 
 function setup(thread)
   thread:set("thread_id", #threads)
@@ -17,8 +29,11 @@ function init(args)
   wrk.path = os.getenv("MCP_PATH") or "/mcp"
   wrk.headers["Content-Type"] = "application/json"
   wrk.headers["Accept"] = "application/json, text/event-stream"
-  wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
-  if session ~= "" then
+  wrk.headers["MCP-Protocol-Version"] = version
+  if modern then
+    wrk.headers["Mcp-Method"] = "tools/call"
+    wrk.headers["Mcp-Name"] = "add"
+  elseif session ~= "" then
     wrk.headers["Mcp-Session-Id"] = session
   end
 end
@@ -28,8 +43,8 @@ function request()
   -- ids are unique across threads: thread number in the high digits.
   local id = thread_id * 1000000000 + counter
   local body = string.format(
-    '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":2}}}',
-    id, counter % 1000)
+    '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":2}%s}}',
+    id, counter % 1000, envelope)
   return wrk.format(nil, nil, nil, body)
 end
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import load, run
+from benchmarks.servers_under_test import ServerSpec
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("gunicorn") is None, reason="gunicorn is not installed (pip install -e '.[test]')"
@@ -19,13 +20,17 @@ def test_harness_produces_numbers(tmp_path: Path) -> None:
     output = tmp_path / "bench.json"
     report = run.main(
         ["--duration", "1", "--warmup", "0", "--rounds", "1", "--concurrency", "2",
-         "--only", "flask_mcp-stateful,floor", "--json", str(output)]
+         "--only", "flask_mcp-stateful,flask_mcp-modern,floor", "--json", str(output)]
     )  # fmt: skip
     assert json.loads(output.read_text()) == report
-    assert {r["server"] for r in report["results"]} == {"flask_mcp-stateful", "floor"}
+    assert {r["server"] for r in report["results"]} == {"flask_mcp-stateful", "flask_mcp-modern", "floor"}
     for result in report["results"]:
         assert result["concurrency"] == 2 and result["rps"] > 0 and result["p99_ms"] >= result["p50_ms"] > 0
-    assert [(r["scenario"], r["peer"]) for r in report["ratios"]] == [("flask_mcp-stateful", "floor")]
+        assert result["errors"] == 0  # modern requests included: envelope and routing headers accepted
+    assert [(r["scenario"], r["peer"]) for r in report["ratios"]] == [
+        ("flask_mcp-modern", "floor"),
+        ("flask_mcp-stateful", "floor"),
+    ]
     assert report["tools_list_1000_ms"] > 0
     assert report["idle_session_bytes"]["simplecache"] > 0
     assert report["load_generator"] == load.available()
@@ -36,14 +41,46 @@ def test_unknown_server_names_are_refused() -> None:
         run.select("flask_mcp-stateful,nonsense")
 
 
-def test_python_load_generator_against_a_live_app(live_server, mcp, make_app) -> None:
+def test_ratios_compare_each_scenario_with_the_peers_of_its_era() -> None:
+    names = ["flask_mcp-stateful", "flask_mcp-modern", "fastmcp-stateful", "fastmcp-modern", "floor"]
+    results = [{"server": name, "concurrency": 1, "rps": 100.0, "p99_ms": 1.0} for name in names]
+    assert [(r["scenario"], r["peer"]) for r in run.ratios(results)] == [
+        ("flask_mcp-modern", "fastmcp-modern"),
+        ("flask_mcp-modern", "floor"),
+        ("flask_mcp-stateful", "fastmcp-stateful"),
+        ("flask_mcp-stateful", "floor"),
+    ]
+
+
+def test_modern_requests_carry_the_envelope_and_routing_headers() -> None:
+    body = load.call_body(7, 1, 2, "modern")
+    assert body["params"]["_meta"] == {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    headers = load.call_headers("ignored", "modern")
+    assert headers["MCP-Protocol-Version"] == "2026-07-28" and "Mcp-Session-Id" not in headers
+    assert (headers["Mcp-Method"], headers["Mcp-Name"]) == ("tools/call", "add")
+    assert "_meta" not in load.call_body(7, 1, 2)["params"] and "Mcp-Method" not in load.call_headers("s")
+
+
+def test_a_peer_serving_only_the_handshake_era_is_skipped_with_the_reason(monkeypatch, tmp_path: Path) -> None:
+    """The floor answers the sum without ``resultType``: as a modern peer it fails the check and is not run."""
+    spec = ServerSpec("handshake-only", "gunicorn", "benchmarks.servers.floor_app:app", era="modern")
+    monkeypatch.setattr(run, "SPECS", [*run.SPECS, spec])
+    report = run.main(["--only", "handshake-only", "--json", str(tmp_path / "bench.json")])
+    assert report["results"] == [] and "serves only the handshake era" in report["skipped"]["handshake-only"]
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_python_load_generator_against_a_live_app(live_server, mcp, make_app, era) -> None:
     @mcp.tool
     def add(a: int, b: int) -> int:
         return a + b
 
     with live_server(make_app(mcp, MCP_STATELESS=True)) as server:
         port = int(server.url.rsplit(":", 1)[1])
-        measurement = load.run_python(port, "", concurrency=2, duration=0.5)
+        measurement = load.run_python(port, "", concurrency=2, duration=0.5, era=era)
     assert measurement.rps > 0 and measurement.errors == 0
 
 

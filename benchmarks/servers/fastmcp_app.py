@@ -1,4 +1,7 @@
-"""fastmcp serving ``add(a, b)``: ``app`` (default, stateful) and ``stateless_app`` (stateless, JSON)."""
+"""fastmcp serving ``add(a, b)``: ``app`` (default, stateful) and ``stateless_app`` (stateless, JSON).
+
+``stateless_app`` serves both the handshake-era load and the modern (2026-07-28) one.
+"""
 
 from __future__ import annotations
 
