@@ -20,7 +20,7 @@ from flask_caching import Cache
 
 from ..protocol.numerals import parse_numeral
 
-__all__ = ["BROADCAST", "MAX_EVENT_NUMBER", "MAX_STREAM_NAME", "EventLog", "parse_event_id"]
+__all__ = ["BROADCAST", "GAP_GRACE", "MAX_EVENT_NUMBER", "MAX_STREAM_NAME", "EventLog", "Reader", "parse_event_id"]
 
 #: The stream that carries messages for every session.
 BROADCAST = "all"
@@ -30,6 +30,9 @@ _EVERYONE = "*"
 MAX_EVENT_NUMBER = 2**53
 #: Longest stream name in an event id (the server's are 12 characters).
 MAX_STREAM_NAME = 64
+#: Seconds a reader waits for an event that was counted but is not stored yet
+#: (another process is between the two writes) before it gives the event up.
+GAP_GRACE = 1.0
 # The alphabet of the server's stream names (secrets.token_urlsafe, BROADCAST):
 # the name becomes part of cache keys, where some backends refuse spaces.
 _STREAM_NAME = re.compile(rf"[A-Za-z0-9_:-]{{1,{MAX_STREAM_NAME}}}")
@@ -68,9 +71,12 @@ class EventLog:
     def append(self, session_id: str | None, stream: str, message: dict[str, t.Any]) -> str:
         """Store *message* as the next event of the stream; returns its event id."""
         scope, counter = self._scope(session_id, stream), self.counter_key(session_id, stream)
-        # The backend's atomic increment (INCR on Redis) numbers the events;
-        # the counter is created with a lifetime first, so it never outlives its events for long.
-        self.cache.add(counter, 0, timeout=self.ttl)
+        # The backend's atomic increment (INCR on Redis) numbers the events.
+        # A request's stream counter is created with its events' lifetime, so it
+        # does not outlive them for long; the broadcast counter never expires:
+        # readers hold their place in it for hours, and numbering that started
+        # over would look to them like events already delivered.
+        self.cache.add(counter, 0, timeout=0 if stream == BROADCAST else self.ttl)
         number = int(self.cache.cache.inc(counter) or 0)
         self.cache.set(f"ev:{scope}:{number}", message, timeout=self.ttl)
         return f"{stream}:{number}"
@@ -83,6 +89,10 @@ class EventLog:
         """The number of the newest event of the stream (0 for none)."""
         return int(self.cache.get(self.counter_key(session_id, stream)) or 0)
 
+    def reader(self, session_id: str | None, stream: str, number: int) -> Reader:
+        """A :class:`Reader` of the stream, placed after event *number*."""
+        return Reader(self, session_id, stream, number)
+
     def after(self, session_id: str | None, stream: str, number: int) -> list[tuple[str, dict[str, t.Any]]]:
         """The events of the stream after event *number*, oldest first."""
         scope = self._scope(session_id, stream)
@@ -93,3 +103,53 @@ class EventLog:
             if message is None:
                 return found
             found.append((f"{stream}:{number}", message))
+
+
+class Reader:
+    """One reader's place in a stream: every event delivered once, in order, none skipped silently.
+
+    Appending counts an event before it stores it, so a reader may see the
+    count move before the event can be read (another process is between its
+    two writes): the reader then stays before it, and gives it up only after
+    :data:`GAP_GRACE` seconds (the event was lost, or expired). A count lower
+    than the reader's place means the counter started over (it was evicted):
+    the reader starts over with it.
+
+    :param log: the event log.
+    :param number: the number of the last event already delivered.
+    """
+
+    def __init__(self, log: EventLog, session_id: str | None, stream: str, number: int) -> None:
+        self.log = log
+        self.session_id = session_id
+        self.stream = stream
+        self.number = number
+        self._gap_since: float | None = None
+
+    @property
+    def behind(self) -> bool:
+        """Whether an event was counted but could not be read yet: look again soon, not at the next count."""
+        return self._gap_since is not None
+
+    def read(self, top: int, now: float, replay_max: int | None = None) -> list[tuple[str, dict[str, t.Any]]]:
+        """The events after the reader's place, up to the count *top* (the counter's value now).
+
+        :param now: a monotonic time, for the grace of a gap.
+        :param replay_max: deliver at most this many of the newest events when far behind.
+        """
+        if top < self.number:
+            self.number = 0
+        if replay_max is not None:
+            self.number = max(self.number, top - replay_max)
+        found = self.log.after(self.session_id, self.stream, self.number) if top > self.number else []
+        if found:
+            self.number = int(found[-1][0].rpartition(":")[2])
+        if self.number >= top:
+            self._gap_since = None
+        elif self._gap_since is None:
+            self._gap_since = now
+        elif now - self._gap_since >= GAP_GRACE:
+            # Still missing after the grace: lost or expired. Step over it, and read on at the next look.
+            self.number += 1
+            self._gap_since = now if self.number < top else None
+        return found

@@ -113,16 +113,14 @@ def follow(
     yield subscription.acknowledgement()
     last_sent = time.monotonic()
     ends = last_sent + settings.listen_max_lifetime
+    reader = events.reader(None, BROADCAST, number)
     try:
         while not stopped():
             raw = events.cache.get(counter)  # as the watcher will see it
-            top = int(raw or 0)
-            if top > number:
-                for _event_id, message in events.after(None, BROADCAST, max(number, top - settings.sse_replay_max)):
-                    if subscription.wants(message):
-                        yield subscription.tagged(message)
-                        last_sent = time.monotonic()
-                number = top
+            for _event_id, message in reader.read(int(raw or 0), time.monotonic(), settings.sse_replay_max):
+                if subscription.wants(message):
+                    yield subscription.tagged(message)
+                    last_sent = time.monotonic()
             now = time.monotonic()
             if now >= ends:
                 yield subscription.closing()
@@ -130,6 +128,8 @@ def follow(
             timeout = min(ends, last_sent + settings.sse_keepalive) - now
             if tick is not None:
                 timeout = min(timeout, tick)
+            if reader.behind:
+                timeout = min(timeout, settings.sse_poll_interval)  # an event is on its way: look again soon
             if not state.waker.wait(events.cache.cache, {counter: raw}, timeout) and (
                 time.monotonic() - last_sent >= settings.sse_keepalive
             ):

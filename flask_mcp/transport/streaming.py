@@ -318,26 +318,26 @@ def _tail(
     counter = events.counter_key(session_id, stream)
     yield sse_event(b"", f"{stream}:{number}", settings.sse_retry_ms)
     started = last_sent = last_event = time.monotonic()
+    reader = events.reader(session_id, stream, number)
     try:
         while True:
             raw = events.cache.get(counter)  # as the watcher will see it (None before the first event)
-            top = int(raw or 0)
             # Resuming far behind: replay the newest events only, not the whole history.
-            number = max(number, top - settings.sse_replay_max)
-            if top > number:
-                for event_id, message in events.after(session_id, stream, number):
-                    if stream == BROADCAST and not _concerns(state, client, message, owner):
-                        continue
-                    yield sse_event(jsonrpc.encode(message), event_id)
-                    last_sent = last_event = time.monotonic()
-                    if stream != BROADCAST and "method" not in message:
-                        return  # the request's response: its stream is complete
-                number = top
+            for event_id, message in reader.read(int(raw or 0), time.monotonic(), settings.sse_replay_max):
+                if stream == BROADCAST and not _concerns(state, client, message, owner):
+                    continue
+                yield sse_event(jsonrpc.encode(message), event_id)
+                last_sent = last_event = time.monotonic()
+                if stream != BROADCAST and "method" not in message:
+                    return  # the request's response: its stream is complete
             now = time.monotonic()
             ends = min(started + settings.sse_max_lifetime, last_event + settings.sse_idle_timeout)
             if now >= ends:
                 return  # idle or old: the client reconnects with Last-Event-ID
-            woken = state.waker.wait(backend, {counter: raw}, min(ends, last_sent + settings.sse_keepalive) - now)
+            timeout = min(ends, last_sent + settings.sse_keepalive) - now
+            if reader.behind:
+                timeout = min(timeout, settings.sse_poll_interval)  # an event is on its way: look again soon
+            woken = state.waker.wait(backend, {counter: raw}, timeout)
             if not woken and time.monotonic() - last_sent >= settings.sse_keepalive:
                 yield b": keep-alive\n\n"  # a comment: proxies and clients see the stream is alive
                 last_sent = time.monotonic()

@@ -6,13 +6,14 @@ import json
 import queue
 import threading
 import typing as t
+import uuid
 
 import pytest
 from flask import Flask
 from flask_caching import Cache
 
 from flask_mcp import MCP, Context
-from flask_mcp.stores.events import BROADCAST, EventLog, parse_event_id
+from flask_mcp.stores.events import BROADCAST, GAP_GRACE, EventLog, parse_event_id
 
 
 def parse_events(chunks: t.Iterator[bytes]) -> t.Iterator[dict[str, t.Any]]:
@@ -51,6 +52,72 @@ def test_event_log_numbers_and_replays_per_session(log: EventLog) -> None:
     assert log.after("s1", "stream", 1) == [("stream:2", {"n": 2})]
     assert log.after("s2", "stream", 0) == [("stream:1", {"n": "other session"})]
     assert log.after("s3", "stream", 0) == []
+
+
+def test_a_reader_delivers_each_event_once_in_order(log: EventLog) -> None:
+    reader = log.reader(None, BROADCAST, 0)
+    log.append(None, BROADCAST, {"n": 1})
+    log.append(None, BROADCAST, {"n": 2})
+    assert [m["n"] for _, m in reader.read(log.last(None, BROADCAST), now=0.0)] == [1, 2]
+    assert reader.read(log.last(None, BROADCAST), now=0.0) == []
+    log.append(None, BROADCAST, {"n": 3})
+    assert [m["n"] for _, m in reader.read(log.last(None, BROADCAST), now=0.0)] == [3]
+    assert not reader.behind
+
+
+def test_a_reader_waits_for_an_event_counted_but_not_stored_yet(log: EventLog) -> None:
+    """Another process is between counting event 2 and storing it: event 3 must wait, not pass it."""
+    reader = log.reader(None, BROADCAST, 0)
+    log.append(None, BROADCAST, {"n": 1})
+    log.append(None, BROADCAST, {"n": 2})
+    log.append(None, BROADCAST, {"n": 3})
+    log.cache.delete(f"ev:*:{BROADCAST}:2")  # as if event 2 were not stored yet
+    assert [m["n"] for _, m in reader.read(3, now=10.0)] == [1]
+    assert reader.behind
+    log.cache.set(f"ev:*:{BROADCAST}:2", {"n": 2})  # the other process stores it
+    assert [m["n"] for _, m in reader.read(3, now=10.5)] == [2, 3]
+    assert not reader.behind
+
+
+def test_a_reader_gives_up_an_event_that_never_comes_after_the_grace(log: EventLog) -> None:
+    reader = log.reader(None, BROADCAST, 0)
+    for n in (1, 2, 3):
+        log.append(None, BROADCAST, {"n": n})
+    log.cache.delete(f"ev:*:{BROADCAST}:1")  # lost (evicted, expired)
+    assert reader.read(3, now=0.0) == []
+    assert reader.read(3, now=GAP_GRACE / 2) == []
+    assert reader.read(3, now=GAP_GRACE) == []  # steps over event 1 ...
+    assert [m["n"] for _, m in reader.read(3, now=GAP_GRACE)] == [2, 3]  # ... and reads on
+
+
+def test_a_reader_starts_over_with_a_counter_that_started_over(log: EventLog) -> None:
+    """A broadcast counter evicted from the store starts again at 1: nothing new is taken for old."""
+    reader = log.reader(None, BROADCAST, 0)
+    for n in (1, 2, 3):
+        log.append(None, BROADCAST, {"n": n})
+    assert len(reader.read(3, now=0.0)) == 3
+    log.cache.clear()
+    log.append(None, BROADCAST, {"n": "new"})
+    assert [m["n"] for _, m in reader.read(log.last(None, BROADCAST), now=0.0)] == ["new"]
+
+
+def test_the_broadcast_counter_does_not_expire_with_its_events(redis_url: str) -> None:
+    """Readers keep their place in the broadcast for hours; a restarted count would look delivered.
+
+    On Redis, INCR keeps a key's lifetime: a counter made with one would
+    expire however busy it is.
+    """
+    app = Flask(__name__)
+    prefix = f"events-ttl-{uuid.uuid4().hex}:"
+    cache = Cache(app, config={"CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": redis_url, "CACHE_KEY_PREFIX": prefix})
+    with app.app_context():
+        log = EventLog(cache, ttl=60)
+        log.append(None, BROADCAST, {"n": 1})
+        log.append("s1", "stream", {"n": 1})
+        client = cache.cache._write_client
+        assert client.ttl(prefix + log.counter_key(None, BROADCAST)) == -1  # no expiry
+        assert 0 < client.ttl(prefix + log.counter_key("s1", "stream")) <= 60
+        assert 0 < client.ttl(prefix + f"ev:*:{BROADCAST}:1") <= 60
 
 
 def test_broadcast_is_shared_by_every_session(log: EventLog) -> None:

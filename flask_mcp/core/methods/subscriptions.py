@@ -22,15 +22,19 @@ _FLAGS = {"toolsListChanged": "tools", "promptsListChanged": "prompts", "resourc
 def listen(call: Call) -> dict[str, t.Any]:
     """The accepted filter: ``{"notifications": {...}}``.
 
-    Every list-changed flag asked for is accepted (a kind with nothing
-    registered yet may get components at run time); resource URIs are
-    bounded in length and number (``MCP_MAX_SUBSCRIPTIONS``).
+    A flag is accepted when the server has that capability (something of its
+    kind is registered), as the acknowledgement must leave out what the
+    server does not support; resource URIs are bounded in length and number
+    (``MCP_MAX_SUBSCRIPTIONS``).
     """
     server = call.server
     wanted = call.params["notifications"]
-    accepted: dict[str, t.Any] = {flag: True for flag in _FLAGS if wanted.get(flag) is True}
+    capabilities = server.capabilities()
+    accepted: dict[str, t.Any] = {
+        flag: True for flag, capability in _FLAGS.items() if wanted.get(flag) is True and capability in capabilities
+    }
     uris = wanted.get("resourceSubscriptions") or []
-    if uris:
+    if uris and "resources" in capabilities:
         limit = server.max_subscriptions
         if limit is not None and len(uris) > limit:
             raise MCPError(INVALID_PARAMS, f"Invalid params: at most {limit} resourceSubscriptions per listen request")
