@@ -33,7 +33,7 @@ from pathlib import Path
 from .globals import state_of
 from .protocol.envelope import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 from .protocol.versions import LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS
-from .transport.routing_headers import NAME_PARAMS, encode_header_value, header_params
+from .transport.routing_headers import NAME_PARAMS, encode_header_value, tool_header_params
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -264,7 +264,7 @@ class MCPTestClient:
         headers: dict[str, str] = {}
         if tool is None:
             return headers
-        for path, name, _kind in header_params(tool.descriptor.get("inputSchema") or {}):
+        for path, name, _kind in tool_header_params(tool):
             value: t.Any = params.get("arguments") or {}
             for part in path:
                 value = value.get(part) if isinstance(value, dict) else None

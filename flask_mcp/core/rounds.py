@@ -19,6 +19,7 @@ any thread, process or host.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import typing as t
 
@@ -116,13 +117,10 @@ class Round:
     """
 
     def __init__(self, call: Call, sealer: Sealer, max_state_bytes: int) -> None:
+        self.call = call
         self.sealer = sealer
         self.max_state_bytes = max_state_bytes
         params = call.params
-        target = params.get("uri") if call.method == "resources/read" else params.get("name")
-        subject = call.principal.subject if call.principal is not None else None
-        self.caller = _digest("caller", subject)
-        self.request = _digest(call.method, target, _canonical(params.get("arguments") or {}))
         #: Answers of earlier rounds (from the state) and of this one (``inputResponses``).
         self.answers: dict[str, t.Any] = {}
         #: The answers the handler used; only these go on to the next round's state.
@@ -135,6 +133,21 @@ class Round:
         if responses:
             # This round's answers win over a stale one of the same key.
             self.answers.update(responses)
+
+    # The bindings are digested only when a state is opened or sealed: most
+    # calls ask nothing, and pay nothing for rounds.
+    @functools.cached_property
+    def caller(self) -> str:
+        """A digest of the authenticated caller (or of nobody)."""
+        principal = self.call.principal
+        return _digest("caller", principal.subject if principal is not None else None)
+
+    @functools.cached_property
+    def request(self) -> str:
+        """A digest of the method, its name or URI, and the arguments in canonical order."""
+        params = self.call.params
+        target = params.get("uri") if self.call.method == "resources/read" else params.get("name")
+        return _digest(self.call.method, target, _canonical(params.get("arguments") or {}))
 
     def _open(self, token: str) -> dict[str, t.Any]:
         if len(token) > self.max_state_bytes:

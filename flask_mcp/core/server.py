@@ -171,6 +171,7 @@ class Server:
         self.modern_era = modern_era
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: CacheScope = cache_scope
+        self._meta_server_info: dict[str, t.Any] | None = None
 
     def current_request(self) -> t.Any:
         """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""
@@ -231,7 +232,11 @@ class Server:
     @property
     def meta_server_info(self) -> dict[str, t.Any]:
         """``{"io.modelcontextprotocol/serverInfo": ...}``, the ``_meta`` of every modern result."""
-        return {SERVER_INFO: self.server_info()}
+        info = self.server_info()
+        cached = self._meta_server_info
+        if cached is None or cached[SERVER_INFO] != info:  # built once, unless the name or version changed
+            cached = self._meta_server_info = {SERVER_INFO: info}
+        return cached
 
     def cache_hints(self, call: Call) -> tuple[int, CacheScope]:
         """``ttlMs`` and ``cacheScope`` of a cacheable modern result."""

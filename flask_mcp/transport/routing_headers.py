@@ -18,6 +18,7 @@ import base64
 import binascii
 import re
 import typing as t
+import weakref
 
 from ..protocol.jsonrpc import HEADER_MISMATCH, MCPError
 
@@ -27,7 +28,13 @@ if t.TYPE_CHECKING:
     from ..components.registry import Registry
     from ..protocol.jsonrpc import Request
 
-__all__ = ["check_routing_headers", "decode_header_value", "encode_header_value", "header_params"]
+__all__ = [
+    "check_routing_headers",
+    "decode_header_value",
+    "encode_header_value",
+    "header_params",
+    "tool_header_params",
+]
 
 #: Methods whose target travels in ``Mcp-Name``, and the param that names it.
 NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
@@ -118,12 +125,26 @@ def _header_form(value: t.Any) -> str:
     return str(value)
 
 
+#: A tool's schema does not change once registered: its annotations are found once.
+_TOOL_HEADERS: weakref.WeakKeyDictionary[t.Any, list[tuple[tuple[str, ...], str, str | None]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def tool_header_params(tool: t.Any) -> list[tuple[tuple[str, ...], str, str | None]]:
+    """:func:`header_params` of a registered tool's input schema, computed once per tool."""
+    found = _TOOL_HEADERS.get(tool)
+    if found is None:
+        found = _TOOL_HEADERS[tool] = header_params(tool.descriptor.get("inputSchema") or {})
+    return found
+
+
 def _check_params(environ: WSGIEnvironment, registry: Registry, params: dict[str, t.Any]) -> None:
     tool = registry.tools.get(params.get("name"))  # type: ignore[arg-type]
     if tool is None:
         return  # the core answers for an unknown tool
     arguments = params.get("arguments") or {}
-    for path, name, kind in header_params(tool.descriptor.get("inputSchema") or {}):
+    for path, name, kind in tool_header_params(tool):
         header = f"Mcp-Param-{name}"
         raw = _header(environ, header)
         value = _argument(arguments, path)
