@@ -1,7 +1,7 @@
 """A small app for the gunicorn tests of ``test_transport_streaming``, configured from the environment.
 
 ``gunicorn tests.streaming_app:app`` serves one tool that samples and then
-elicits. ``MCP_CACHE_*`` environment variables configure the session cache
+elicits, and two that change the tool list at run time (for listen streams). ``MCP_CACHE_*`` environment variables configure the session cache
 (``MCP_CACHE_TYPE=RedisCache`` and ``MCP_CACHE_REDIS_URL`` to share sessions
 between processes); ``MCP_CLIENT_REQUEST_TIMEOUT`` bounds how long the tool
 waits for the client, ``MCP_INFLIGHT_TTL`` how long a dead worker's request
@@ -58,6 +58,21 @@ def interview(prompt: str, ctx: Context) -> dict[str, t.Any]:
         "request_thread": request.environ[THREAD_KEY],
         "answer_threads": answer_threads,
     }
+
+
+@mcp.tool
+def spare() -> str:
+    """A tool that ``flip`` takes away and gives back."""
+    return "spare"
+
+
+@mcp.tool
+def flip() -> str:
+    """Disable ``spare`` if it is served, else enable it: every process hears of the change."""
+    # mcp.tools is what this process serves, kept in step with the store before every request.
+    served = "spare" in mcp.tools
+    (mcp.disable if served else mcp.enable)("spare")
+    return "disabled" if served else "enabled"
 
 
 class NoteThreads:

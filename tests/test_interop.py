@@ -18,6 +18,7 @@ import struct
 import typing as t
 import zlib
 
+import anyio
 import marshmallow as ma
 import mcp_types as types
 import pytest
@@ -25,6 +26,7 @@ from flask import Flask, Response, abort, request
 from marshmallow import fields
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 
 import flask_mcp
 from flask_mcp import MCP, PromptMessage, ToolError
@@ -667,3 +669,56 @@ async def test_stateless_server(
     assert len(posts) >= 5 and all(x.session_id is None for x in posts)
     assert all(x.protocol_version == "2025-11-25" for x in posts[1:])
     assert not [x for x in exchanges if x.method == "DELETE"]
+
+
+# -- listen streams (2026-07-28) ---------------------------------------------------------------
+
+
+def listening_app(make_app: t.Callable[..., Flask]) -> Flask:
+    """A server whose tools change its tool list and announce resource updates."""
+    live = MCP(name="listen-demo", version="1.0.0")
+
+    @live.tool
+    def flip() -> str:
+        """Disable or enable the tool ``spare``."""
+        spare_off = getattr(flip, "off", False)
+        (live.enable if spare_off else live.disable)("spare")
+        flip.off = not spare_off  # type: ignore[attr-defined]
+        return "flipped"
+
+    @live.tool
+    def spare() -> str:
+        return "spare"
+
+    @live.tool
+    def touch(note_id: str) -> str:
+        live.notify_resource_updated(f"notes://{note_id}")
+        return "touched"
+
+    @live.resource("notes://{note_id}")
+    def live_note(note_id: str) -> str:
+        return f"note {note_id}"
+
+    return make_app(live)
+
+
+@pytest.mark.parametrize("mode", ["auto", "2026-07-28"])
+async def test_listen_streams_carry_tool_changes_and_resource_updates(
+    make_app: t.Callable[..., Flask], live_server: t.Any, mode: str
+) -> None:
+    """The official client's listen streams: a run-time tool change, then an update of the one URI asked for."""
+    with serve(live_server, listening_app(make_app)) as endpoint:
+        async with Client(endpoint, mode=mode) as client:
+            async with client.listen(tools_list_changed=True) as tools_stream:
+                assert "spare" in {tool.name for tool in (await client.list_tools()).tools}
+                await client.call_tool("flip", {})
+                with anyio.fail_after(10):
+                    changed = await tools_stream.__anext__()
+                assert isinstance(changed, ToolsListChanged)
+                assert "spare" not in {tool.name for tool in (await client.list_tools()).tools}
+            async with client.listen(resource_subscriptions=["notes://1"]) as notes_stream:
+                await client.call_tool("touch", {"note_id": "2"})
+                await client.call_tool("touch", {"note_id": "1"})
+                with anyio.fail_after(10):
+                    updated = await notes_stream.__anext__()
+                assert isinstance(updated, ResourceUpdated) and str(updated.uri) == "notes://1"

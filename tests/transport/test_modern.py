@@ -8,8 +8,11 @@ the revision's transport defines.
 
 from __future__ import annotations
 
+import http.client
 import json
 import typing as t
+import urllib.parse
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -20,6 +23,8 @@ from flask_mcp import MCP, Context, Elicit, ListRoots, Sample, ScopeRequired
 from flask_mcp.protocol.envelope import CLIENT_CAPABILITIES, LOG_LEVEL, PROTOCOL_VERSION, SERVER_INFO
 from flask_mcp.protocol.versions import ALL_PROTOCOL_VERSIONS
 from flask_mcp.testing import ACCEPT, MCPTestClient, SchemaValidator
+
+from .test_streaming import gunicorn
 
 MODERN = "2026-07-28"
 META = {PROTOCOL_VERSION: MODERN, CLIENT_CAPABILITIES: {}}
@@ -428,3 +433,57 @@ def test_a_round_completes_on_another_app_with_the_same_secret(make_app: t.Calla
     assert done["content"][0]["text"] == "Hello, Ada!"
     other = make_app(build_mcp(), SECRET_KEY="not-shared")
     error_of(raw(other, "tools/call", retry, **{"Mcp-Name": "greet"}), 400, -32602)
+
+
+# -- a round across processes ----------------------------------------------------------------
+
+
+def post_live(url: str, method: str, params: dict[str, t.Any], request_id: int) -> tuple[str, dict[str, t.Any]]:
+    """POST a modern request to a live server; the worker pid that answered and the body."""
+    parsed = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parsed.hostname or "", parsed.port or 80, timeout=30)
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": ACCEPT,
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": method,
+        "Mcp-Name": params["name"],
+    }
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    try:
+        connection.request("POST", parsed.path, json.dumps(body), headers)
+        response = connection.getresponse()
+        assert response.status == 200, response.read()
+        return response.headers["X-Worker-Pid"], json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def test_each_round_may_land_on_another_process(redis_url: str, modern_schema_checker: SchemaValidator) -> None:
+    """Two gunicorn processes share Redis and no configured secret: a call's rounds alternate between them."""
+    env = {
+        "MCP_CACHE_TYPE": "RedisCache",
+        "MCP_CACHE_REDIS_URL": redis_url,
+        "MCP_CACHE_KEY_PREFIX": f"flask_mcp_rounds:{uuid.uuid4().hex}:",
+    }
+    meta = {**META, CLIENT_CAPABILITIES: {"sampling": {}, "elicitation": {}}}
+    call = {"name": "interview", "arguments": {"prompt": "ping"}, "_meta": meta}
+    with gunicorn(**env) as server_a, gunicorn(**env) as server_b:
+        pid_a, first = post_live(server_a.url, "tools/call", call, 1)
+        modern_schema_checker.check_envelope("tools/call", first)
+        [(sample_key, sample)] = first["result"]["inputRequests"].items()
+        assert sample["method"] == "sampling/createMessage"
+        answer = {"role": "assistant", "content": {"type": "text", "text": "PONG"}, "model": "m"}
+        retry = {**call, "inputResponses": {sample_key: answer}, "requestState": first["result"]["requestState"]}
+        pid_b, second = post_live(server_b.url, "tools/call", retry, 2)
+        modern_schema_checker.check_envelope("tools/call", second)
+        [(elicit_key, elicit)] = second["result"]["inputRequests"].items()
+        assert elicit["method"] == "elicitation/create"
+        profile = {"action": "accept", "content": {"name": "Ada"}}
+        last = {**call, "inputResponses": {elicit_key: profile}, "requestState": second["result"]["requestState"]}
+        pid_c, done = post_live(server_a.url, "tools/call", last, 3)
+    modern_schema_checker.check_envelope("tools/call", done)
+    assert pid_a != pid_b
+    outcome = done["result"]["structuredContent"]
+    assert (outcome["reply"], outcome["action"], outcome["content"]) == ("PONG", "accept", {"name": "Ada"})
+    assert str(outcome["pid"]) == pid_c == pid_a
