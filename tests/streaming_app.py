@@ -1,7 +1,8 @@
 """A small app for the gunicorn tests of ``test_transport_streaming``, configured from the environment.
 
 ``gunicorn tests.streaming_app:app`` serves one tool that samples and then
-elicits, and two that change the tool list at run time (for listen streams). ``MCP_CACHE_*`` environment variables configure the session cache
+elicits, and two that change the tool list at run time (for listen streams).
+``MCP_CACHE_*`` environment variables configure the session cache
 (``MCP_CACHE_TYPE=RedisCache`` and ``MCP_CACHE_REDIS_URL`` to share sessions
 between processes); ``MCP_CLIENT_REQUEST_TIMEOUT`` bounds how long the tool
 waits for the client, ``MCP_INFLIGHT_TTL`` how long a dead worker's request
