@@ -23,6 +23,7 @@ import typing as t
 import marshmallow as ma
 
 from ..policies.options import ArgumentBinding, KwargsPrecedence, UnknownArguments
+from ..schemas.fast_load import FastLoader, fast_loader
 from ..schemas.json_schema import validate_json_schema
 
 if t.TYPE_CHECKING:
@@ -75,6 +76,11 @@ class ArgumentBinder:
     precedence: KwargsPrecedence = KwargsPrecedence.PROVIDER
 
     @functools.cached_property
+    def _fast(self) -> FastLoader | None:
+        # Found once: most tools take a few plain values, checked without marshmallow.
+        return fast_loader(self.schema) if isinstance(self.schema, ma.Schema) else None
+
+    @functools.cached_property
     def declared(self) -> frozenset[str]:
         """Argument names the input schema declares."""
         if isinstance(self.schema, dict):
@@ -94,6 +100,10 @@ class ArgumentBinder:
         declared = self.declared
         # The common case, every name declared, costs one subset test.
         unknown = () if arguments.keys() <= declared else arguments.keys() - declared
+        if not unknown and self._fast is not None:
+            loaded = self._fast(arguments)
+            if loaded is not None:
+                return loaded
         reject = bool(unknown) and self.unknown is UnknownArguments.REJECT
         if isinstance(self.schema, dict):
             known = {k: v for k, v in arguments.items() if k in declared} if unknown else arguments

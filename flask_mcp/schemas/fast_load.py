@@ -1,0 +1,96 @@
+"""A shortcut past marshmallow for the commonest arguments: a flat object of JSON primitives.
+
+Most tools take a few strings, integers, numbers and booleans. For a schema
+made only of such fields (no validators, hooks, renamed keys or nesting),
+:func:`fast_loader` builds a plain function that checks each value's JSON
+type and fills in defaults, returning exactly what ``schema.load`` would. It
+answers ``None`` the moment anything is off (a wrong type, a missing
+required value), and the caller then asks marshmallow, which words the
+errors: the shortcut never decides a failure.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+import marshmallow as ma
+from marshmallow import fields
+
+from .hints import JSONBoolean, JSONNumber
+
+__all__ = ["FastLoader", "fast_loader"]
+
+#: Loads valid arguments, or returns ``None`` to leave the decision to marshmallow.
+FastLoader = t.Callable[[dict[str, t.Any]], dict[str, t.Any] | None]
+
+_MISSING = ma.missing
+
+
+def _is_str(value: t.Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_int(value: t.Any) -> bool:
+    return type(value) is int
+
+
+def _is_number(value: t.Any) -> bool:
+    return type(value) in (int, float)
+
+
+def _is_bool(value: t.Any) -> bool:
+    return type(value) is bool
+
+
+def _check_of(field: fields.Field[t.Any]) -> tuple[t.Callable[[t.Any], bool], t.Callable[[t.Any], t.Any]] | None:
+    """How to check and convert a value of *field*, if it is one of the plain kinds."""
+    kind = type(field)
+    if kind is fields.String:
+        return _is_str, _same
+    if kind is fields.Integer and t.cast(fields.Integer, field).strict:
+        return _is_int, _same
+    if kind is JSONNumber:
+        return _is_number, float
+    if kind is JSONBoolean:
+        return _is_bool, _same
+    return None
+
+
+def _same(value: t.Any) -> t.Any:
+    return value
+
+
+def fast_loader(schema: ma.Schema) -> FastLoader | None:
+    """A plain loader for *schema*, or ``None`` when it is not a flat object of primitives."""
+    if any(schema._hooks.values()) or schema.many or schema.partial:  # pre/post-load, schema validators
+        return None
+    plan: list[tuple[str, t.Callable[[t.Any], bool], t.Callable[[t.Any], t.Any], bool, bool, t.Any]] = []
+    for name, field in schema.load_fields.items():
+        check = _check_of(field)
+        if check is None or field.validators or (field.data_key not in (None, name)):
+            return None
+        plan.append((name, *check, field.required, field.allow_none, field.load_default))
+
+    def load(arguments: dict[str, t.Any]) -> dict[str, t.Any] | None:
+        loaded: dict[str, t.Any] = {}
+        for name, is_valid, convert, required, allow_none, default in plan:
+            if name in arguments:
+                value = arguments[name]
+                if value is None:
+                    if not allow_none:
+                        return None
+                    loaded[name] = None
+                elif not is_valid(value):
+                    return None
+                else:
+                    try:
+                        loaded[name] = convert(value)
+                    except OverflowError:  # an integer past every float: marshmallow words it
+                        return None
+            elif required:
+                return None
+            elif default is not _MISSING:
+                loaded[name] = default() if callable(default) else default
+        return loaded
+
+    return load
