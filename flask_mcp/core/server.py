@@ -107,7 +107,7 @@ class Server:
         that asks the client something fails with -32603.
     :param max_request_state: the longest ``requestState`` issued or accepted
         (``MCP_REQUEST_STATE_MAX_BYTES``).
-    :param cache_ttl_ms: ``ttlMs`` of cacheable modern results (``MCP_CACHE_TTL``).
+    :param cache_ttl_ms: ``ttlMs`` of cacheable modern results (``MCP_CLIENT_CACHE_TTL``).
     :param cache_scope: ``cacheScope`` of cacheable modern results:
         ``"private"`` when answers depend on the caller (authentication,
         listings filtered by permissions).
