@@ -8,6 +8,7 @@ the decorators accept) and returns the component the registry stores.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import re
 import typing as t
 
@@ -18,6 +19,7 @@ from ..policies.permissions import PermissionLike, normalize_permissions
 from ..policies.ratelimit import Limit, parse_limit
 from ..policies.tool import KwargsProvider, ToolPolicy
 from ..schemas.hints import context_parameter, schema_from_dataclass, schema_from_signature
+from ..schemas.json_schema import schema_to_json_schema
 from .binding import RESERVED_NAMES, accepted_parameters
 from .model import (
     Completer,
@@ -41,6 +43,11 @@ __all__ = ["PromptOptions", "ResourceOptions", "ToolOptions", "build_prompt", "b
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
 Icons = t.Sequence[t.Union[str, t.Mapping[str, t.Any]]]
+CacheScope = t.Literal["public", "private"]
+# RFC 9110 tokens: what an x-mcp-header name may be.
+_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+#: The JSON types an argument travelling in a header may have.
+_HEADER_TYPES = frozenset({"string", "integer", "boolean"})
 
 
 class ToolOptions(t.TypedDict, total=False):
@@ -94,6 +101,14 @@ class ToolOptions(t.TypedDict, total=False):
     always_listed: bool
     #: Calls allowed per caller: ``"10/minute"``, a ``FixedWindow`` or a ``TokenBucket``.
     rate_limit: str | Limit | None
+    #: Argument name -> header name: the argument also travels in ``Mcp-Param-<name>`` (2026-07-28),
+    #: for proxies to route on. Only string, integer and boolean arguments.
+    headers: t.Mapping[str, str] | None
+    #: How long clients may reuse this component's modern results (seconds or a
+    #: ``timedelta``); default ``MCP_CLIENT_CACHE_TTL``. A listing takes the shortest of its components'.
+    cache_ttl: float | datetime.timedelta | None
+    #: ``"private"`` when its results depend on the caller, ``"public"`` otherwise; default ``MCP_CLIENT_CACHE_SCOPE``.
+    cache_scope: CacheScope | None
 
 
 class ResourceOptions(t.TypedDict, total=False):
@@ -124,6 +139,11 @@ class ResourceOptions(t.TypedDict, total=False):
     permissions: t.Sequence[PermissionLike] | PermissionLike | None
     #: Keep it in listings filtered by ``MCP_FILTER_LISTINGS_BY_PERMISSIONS`` even for callers it denies.
     always_listed: bool
+    #: How long clients may reuse this component's modern results (seconds or a
+    #: ``timedelta``); default ``MCP_CLIENT_CACHE_TTL``. A listing takes the shortest of its components'.
+    cache_ttl: float | datetime.timedelta | None
+    #: ``"private"`` when its results depend on the caller, ``"public"`` otherwise; default ``MCP_CLIENT_CACHE_SCOPE``.
+    cache_scope: CacheScope | None
 
 
 class PromptOptions(t.TypedDict, total=False):
@@ -146,6 +166,11 @@ class PromptOptions(t.TypedDict, total=False):
     permissions: t.Sequence[PermissionLike] | PermissionLike | None
     #: Keep it in listings filtered by ``MCP_FILTER_LISTINGS_BY_PERMISSIONS`` even for callers it denies.
     always_listed: bool
+    #: How long clients may reuse this component's modern results (seconds or a
+    #: ``timedelta``); default ``MCP_CLIENT_CACHE_TTL``. A listing takes the shortest of its components'.
+    cache_ttl: float | datetime.timedelta | None
+    #: ``"private"`` when its results depend on the caller, ``"public"`` otherwise; default ``MCP_CLIENT_CACHE_SCOPE``.
+    cache_scope: CacheScope | None
 
 
 def _check_options(options: t.Mapping[str, t.Any], allowed: type) -> None:
@@ -157,6 +182,39 @@ def _check_options(options: t.Mapping[str, t.Any], allowed: type) -> None:
 
 def _copy(value: t.Mapping[str, t.Any] | None) -> dict[str, t.Any] | None:
     return dict(value) if value else None
+
+
+def _cache_hints(options: t.Mapping[str, t.Any], what: str) -> dict[str, t.Any]:
+    """``cache_ttl_ms`` and ``cache_scope`` of a component, from its ``cache_ttl=`` and ``cache_scope=``."""
+    ttl = options.get("cache_ttl")
+    if isinstance(ttl, datetime.timedelta):
+        ttl = ttl.total_seconds()
+    if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0):
+        raise ValueError(f"{what}: cache_ttl must be a number of seconds (>= 0) or a timedelta, not {ttl!r}")
+    scope = options.get("cache_scope")
+    if scope not in (None, "public", "private"):
+        raise ValueError(f'{what}: cache_scope must be "public" or "private", not {scope!r}')
+    return {"cache_ttl_ms": None if ttl is None else round(ttl * 1000), "cache_scope": scope}
+
+
+def _param_headers(name: str, headers: t.Mapping[str, str] | None, schema: t.Any) -> dict[str, str] | None:
+    """The checked ``headers=`` of a tool: existing plain arguments, token names, unique whatever the case."""
+    if not headers:
+        return None
+    json_schema = schema if isinstance(schema, dict) else schema_to_json_schema(schema)
+    properties = json_schema.get("properties") or {}
+    seen: set[str] = set()
+    for argument, header in headers.items():
+        if argument not in properties:
+            raise ValueError(f"tool {name!r}: headers= names {argument!r}, which is not an argument")
+        if properties[argument].get("type") not in _HEADER_TYPES:
+            raise ValueError(f"tool {name!r}: argument {argument!r} cannot travel in a header: only strings, "
+                             "integers and booleans can")  # fmt: skip
+        if not isinstance(header, str) or not _HEADER_NAME.match(header) or header.lower() in seen:
+            raise ValueError(f"tool {name!r}: header name {header!r} must be a distinct HTTP token (letters, "
+                             "digits, '-', ...)")  # fmt: skip
+        seen.add(header.lower())
+    return dict(headers)
 
 
 def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -> Tool:
@@ -201,6 +259,8 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
         permissions=normalize_permissions(options.get("permissions")),
         always_listed=bool(options.get("always_listed", False)),
         rate_limit=parse_limit(options.get("rate_limit")),
+        param_headers=_param_headers(name, options.get("headers"), arguments),
+        **_cache_hints(options, f"tool {name!r}"),
     )
 
 
@@ -261,6 +321,7 @@ def build_prompt(func: t.Callable[..., t.Any], **options: t.Unpack[PromptOptions
         context_param=context_parameter(func),
         permissions=normalize_permissions(options.get("permissions")),
         always_listed=bool(options.get("always_listed", False)),
+        **_cache_hints(options, f"prompt {name!r}"),
     )
 
 
@@ -285,6 +346,7 @@ def build_resource(
         context_param=context_parameter(func),
         permissions=normalize_permissions(options.get("permissions")),
         always_listed=bool(options.get("always_listed", False)),
+        **_cache_hints(options, f"resource {uri!r}"),
     )
     template = URITemplate(uri)
     if not template.variables:

@@ -128,6 +128,10 @@ class Tool:
     permissions: tuple[Permission, ...] | None = None
     #: Listed even to callers its permissions deny (``MCP_FILTER_LISTINGS_BY_PERMISSIONS``).
     always_listed: bool = False
+    #: ``ttlMs`` of this component's modern results, when it sets its own (``cache_ttl=``).
+    cache_ttl_ms: int | None = None
+    #: ``"private"`` when this component's results depend on the caller (``cache_scope=``).
+    cache_scope: str | None = None
     #: Calls allowed per caller (:mod:`flask_mcp.policies.ratelimit`); ``None``: only the server-wide limit.
     rate_limit: Limit | None = None
     #: How validated arguments reach the function.
@@ -136,6 +140,8 @@ class Tool:
     policy: ToolPolicy = dataclasses.field(default_factory=ToolPolicy)
     #: The server-wide defaults, set by the registry from the ``MCP_*`` keys.
     defaults: ToolDefaults = dataclasses.field(default_factory=ToolDefaults)
+    #: Argument name -> the header it also travels in (``Mcp-Param-<name>``), as ``x-mcp-header``.
+    param_headers: dict[str, str] | None = None
 
     def use_defaults(self, defaults: ToolDefaults) -> None:
         """Apply new server-wide defaults, dropping everything computed from the old ones."""
@@ -176,6 +182,11 @@ class Tool:
         unknown = self.policy.unknown_arguments
         if unknown is not None:
             input_schema = {**input_schema, "additionalProperties": unknown is not UnknownArguments.REJECT}
+        if self.param_headers:
+            properties = dict(input_schema.get("properties") or {})
+            for argument, header in self.param_headers.items():
+                properties[argument] = {**properties[argument], "x-mcp-header": header}
+            input_schema = {**input_schema, "properties": properties}
         advertise = self.output_schema is not None and self.resolved.include_output_schema
         return _descriptor(
             name=self.name,
@@ -227,6 +238,10 @@ class Resource:
     permissions: tuple[Permission, ...] | None = None
     #: Listed even to callers its permissions deny (``MCP_FILTER_LISTINGS_BY_PERMISSIONS``).
     always_listed: bool = False
+    #: ``ttlMs`` of this component's modern results, when it sets its own (``cache_ttl=``).
+    cache_ttl_ms: int | None = None
+    #: ``"private"`` when this component's results depend on the caller (``cache_scope=``).
+    cache_scope: str | None = None
 
     @functools.cached_property
     def descriptor(self) -> dict[str, t.Any]:
@@ -266,6 +281,10 @@ class ResourceTemplate:
     permissions: tuple[Permission, ...] | None = None
     #: Listed even to callers its permissions deny (``MCP_FILTER_LISTINGS_BY_PERMISSIONS``).
     always_listed: bool = False
+    #: ``ttlMs`` of this component's modern results, when it sets its own (``cache_ttl=``).
+    cache_ttl_ms: int | None = None
+    #: ``"private"`` when this component's results depend on the caller (``cache_scope=``).
+    cache_scope: str | None = None
 
     @classmethod
     def check_signature(cls, func: t.Callable[..., t.Any], template: URITemplate) -> None:
@@ -326,6 +345,10 @@ class Prompt:
     permissions: tuple[Permission, ...] | None = None
     #: Listed even to callers its permissions deny (``MCP_FILTER_LISTINGS_BY_PERMISSIONS``).
     always_listed: bool = False
+    #: ``ttlMs`` of this component's modern results, when it sets its own (``cache_ttl=``).
+    cache_ttl_ms: int | None = None
+    #: ``"private"`` when this component's results depend on the caller (``cache_scope=``).
+    cache_scope: str | None = None
 
     @functools.cached_property
     def descriptor(self) -> dict[str, t.Any]:

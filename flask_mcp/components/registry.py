@@ -100,6 +100,7 @@ class Registry:
         self._results: dict[tuple[Kind, int, int | None], jsonrpc.Encoded] = {}
         self._listeners: list[t.Callable[[Kind], None]] = []
         self._guards: dict[Kind, tuple[int, bool, bool]] = {}
+        self._hints: dict[Kind, tuple[int | None, bool, bool]] = {}
         #: Every registered component by kind and key, served or hidden, in registration order.
         self._all: dict[Kind, dict[str, t.Any]] = {"tools": {}, "resources": {}, "templates": {}, "prompts": {}}
         self._hidden: frozenset[tuple[Kind, str]] = frozenset()
@@ -165,6 +166,21 @@ class Registry:
         self._listings.pop(kind, None)
         self._results = {k: v for k, v in self._results.items() if k[0] != kind}
         self._guards.pop(kind, None)
+        self._hints.pop(kind, None)
+
+    def cache_hints(self, kind: Kind) -> tuple[int | None, bool, bool]:
+        """What the served components of *kind* say about caching their listing.
+
+        ``(shortest ttl set, whether every one sets a ttl, whether any is private)``,
+        computed once per change of the kind.
+        """
+        found = self._hints.get(kind)
+        if found is None:
+            components = getattr(self, kind).values()
+            ttls = [c.cache_ttl_ms for c in components if c.cache_ttl_ms is not None]
+            private = any(c.cache_scope == "private" for c in components)
+            found = self._hints[kind] = (min(ttls) if ttls else None, len(ttls) == len(components), private)
+        return found
 
     def registered(self, kind: Kind) -> t.Mapping[str, t.Any]:
         """Every component of *kind*, hidden ones included."""

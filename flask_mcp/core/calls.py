@@ -122,6 +122,7 @@ def read_contents(call: Call, uri: str) -> dict[str, t.Any]:
     if found is None:
         raise not_found(uri, call.state.modern)
     resource, variables = found
+    call.component = resource
     call.server.admit(call, "resource", resource, variables)
     kwargs: dict[str, t.Any] = {}
     if isinstance(resource, ResourceTemplate):

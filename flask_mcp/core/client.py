@@ -89,6 +89,8 @@ class Call:
     #: The answers a modern ``tools/call``, ``prompts/get`` or ``resources/read`` brought
     #: (:mod:`flask_mcp.core.rounds`); ``None`` in the handshake era.
     round: Round | None = None
+    #: The tool, resource or prompt the request resolved to, once its handler found it.
+    component: t.Any = None
 
     def context(self) -> Context:
         """A :class:`~flask_mcp.Context` for the handler of this request."""

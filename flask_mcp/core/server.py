@@ -16,7 +16,7 @@ import logging
 import typing as t
 
 from ..components.model import Prompt, Resource, ResourceTemplate, Tool
-from ..components.registry import Registry
+from ..components.registry import Kind, Registry
 from ..policies.permissions import (
     ComponentKind,
     Permission,
@@ -48,6 +48,13 @@ logger = logging.getLogger("flask_mcp")
 Invoker = t.Callable[[t.Callable[..., t.Any], dict[str, t.Any]], t.Any]
 Component = t.Union[Tool, Resource, ResourceTemplate, Prompt]
 CacheScope = t.Literal["public", "private"]
+#: The modern listings and the registry kind each lists.
+_LISTED: dict[str, Kind] = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "templates",
+}
 
 
 def _default_invoke(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.Any:
@@ -239,8 +246,26 @@ class Server:
         return cached
 
     def cache_hints(self, call: Call) -> tuple[int, CacheScope]:
-        """``ttlMs`` and ``cacheScope`` of a cacheable modern result."""
-        return self.cache_ttl_ms, self.cache_scope
+        """``ttlMs`` and ``cacheScope`` of a cacheable modern result.
+
+        The server's (``MCP_CLIENT_CACHE_*``), unless components set their own:
+        a read takes its resource's, a listing the shortest ttl of its kind's
+        components (those without one count with the server's) and is private
+        when any of them is.
+        """
+        ttl, scope = self.cache_ttl_ms, self.cache_scope
+        kind = _LISTED.get(call.method)
+        if kind is not None:
+            shortest, all_set, private = self.registry.cache_hints(kind)
+            if shortest is not None:
+                ttl = shortest if all_set else min(shortest, ttl)
+            return ttl, "private" if private else scope
+        component = call.component
+        if component is not None:
+            own_ttl = getattr(component, "cache_ttl_ms", None)
+            private = getattr(component, "cache_scope", None) == "private"
+            return (ttl if own_ttl is None else own_ttl), "private" if private else scope
+        return ttl, scope
 
     def capabilities(self) -> dict[str, t.Any]:
         """Capabilities, derived from what is registered."""

@@ -487,3 +487,83 @@ def test_each_round_may_land_on_another_process(redis_url: str, modern_schema_ch
     outcome = done["result"]["structuredContent"]
     assert (outcome["reply"], outcome["action"], outcome["content"]) == ("PONG", "accept", {"name": "Ada"})
     assert str(outcome["pid"]) == pid_c == pid_a
+
+
+# -- per-component options: header arguments and cache hints ---------------------------------
+
+
+def test_a_tool_option_sends_arguments_in_headers(make_app: t.Callable[..., Flask], make_client: t.Any) -> None:
+    mcp = MCP(name="routed")
+
+    @mcp.tool(headers={"tenant": "Tenant", "shard": "Shard"})
+    def lookup(tenant: str, shard: int, key: str) -> str:
+        return f"{tenant}/{shard}/{key}"
+
+    app = make_app(mcp)
+    [tool] = make_client(app, era="modern").list_tools()
+    assert tool["inputSchema"]["properties"]["tenant"]["x-mcp-header"] == "Tenant"
+    assert tool["inputSchema"]["properties"]["shard"]["x-mcp-header"] == "Shard"
+    assert "x-mcp-header" not in tool["inputSchema"]["properties"]["key"]
+    arguments = {"tenant": "acme", "shard": 3, "key": "k"}
+    assert make_client(app, era="modern").call_tool("lookup", arguments)["content"][0]["text"] == "acme/3/k"
+    params = {"name": "lookup", "arguments": arguments, "_meta": META}
+    headers = {"Mcp-Name": "lookup", "Mcp-Param-Tenant": "acme", "Mcp-Param-Shard": "4"}
+    assert "Mcp-Param-Shard" in error_of(raw(app, "tools/call", params, **headers), 400, -32020)["message"]
+
+
+@pytest.mark.parametrize(
+    ("headers", "message"),
+    [
+        ({"nope": "Nope"}, "not an argument"),
+        ({"ratio": "Ratio"}, "only strings, integers and booleans"),
+        ({"key": "Bad Name"}, "HTTP token"),
+        ({"key": "Key", "tenant": "KEY"}, "HTTP token"),
+    ],
+)
+def test_header_arguments_are_checked_at_registration(headers: dict[str, str], message: str) -> None:
+    mcp = MCP(name="routed")
+    with pytest.raises(ValueError, match=message):
+
+        @mcp.tool(headers=headers)
+        def lookup(tenant: str, key: str, ratio: float = 1.0) -> str:
+            return key
+
+
+def test_components_set_their_own_cache_hints(make_app: t.Callable[..., Flask], make_client: t.Any) -> None:
+    """A read takes its resource's hints; a listing the shortest ttl of its kind and private if any is."""
+    mcp = MCP(name="cached")
+
+    @mcp.resource("config://app", cache_ttl=timedelta(hours=1))
+    def config() -> str:
+        return "on"
+
+    @mcp.resource("me://profile", cache_ttl=5, cache_scope="private")
+    def profile() -> str:
+        return "me"
+
+    @mcp.prompt(description="Static.", cache_ttl=60)
+    def hello() -> str:
+        return "hello"
+
+    client = make_client(make_app(mcp, MCP_CLIENT_CACHE_TTL=120), era="modern")
+
+    def hints(method: str, params: dict[str, t.Any]) -> tuple[int, str]:
+        result = client.request(method, params)
+        return result["ttlMs"], result["cacheScope"]
+
+    assert hints("resources/read", {"uri": "config://app"}) == (3_600_000, "public")
+    assert hints("resources/read", {"uri": "me://profile"}) == (5_000, "private")
+    assert hints("resources/list", {}) == (5_000, "private")
+    assert hints("prompts/list", {}) == (60_000, "public")
+    assert hints("resources/templates/list", {}) == (120_000, "public")
+    assert hints("server/discover", {}) == (120_000, "public")
+
+
+@pytest.mark.parametrize(("ttl", "scope"), [(-1, None), ("soon", None), (None, "shared")])
+def test_cache_options_are_checked_at_registration(ttl: t.Any, scope: t.Any) -> None:
+    mcp = MCP(name="cached")
+    with pytest.raises(ValueError, match="cache_"):
+
+        @mcp.resource("config://app", cache_ttl=ttl, cache_scope=scope)
+        def config() -> str:
+            return "on"

@@ -27,6 +27,7 @@ def get_prompt(call: Call) -> dict[str, t.Any]:
     prompt = call.server.registry.prompts.get(name)
     if prompt is None:
         raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")
+    call.component = prompt
     call.server.admit(call, "prompt", prompt, arguments)
     try:
         kwargs = prompt.load_arguments(arguments)

@@ -68,6 +68,7 @@ def call_tool(call: Call) -> dict[str, t.Any]:
     tool = call.server.registry.tools.get(name)
     if tool is None:
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
+    call.component = tool
     policy = tool.resolved
     try:
         kwargs = load_arguments(call, tool, arguments)
