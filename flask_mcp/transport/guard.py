@@ -252,10 +252,31 @@ def rejection(
     drift apart.
     """
     host = environ.get("HTTP_HOST") or environ.get("SERVER_NAME", "")
-    if not host_allowed(host, environ.get("SERVER_NAME", ""), allowed_hosts):
-        return f"Forbidden: host {host[:MAX_LENGTH]!r} is not allowed"
+    server_name = environ.get("SERVER_NAME", "")
+    scheme = environ.get("wsgi.url_scheme", "http")
     origin = environ.get("HTTP_ORIGIN")
-    own = f"{environ.get('wsgi.url_scheme', 'http')}://{host}"
-    if origin is not None and not origin_allowed(origin, own, allowed_origins):
+    hosts = None if allowed_hosts is None else tuple(allowed_hosts)
+    if len(host) + len(origin or "") <= _CACHED_LENGTH:
+        # A server sees few distinct hosts and origins: each verdict is worked out once.
+        return _verdict(host, server_name, scheme, origin, hosts, tuple(allowed_origins))
+    return _verdict.__wrapped__(host, server_name, scheme, origin, hosts, tuple(allowed_origins))
+
+
+#: The longest Host plus Origin whose verdict is remembered (longer ones are rare and worked out each time).
+_CACHED_LENGTH = 256
+
+
+@functools.lru_cache(maxsize=1024)
+def _verdict(
+    host: str,
+    server_name: str,
+    scheme: str,
+    origin: str | None,
+    allowed_hosts: tuple[str, ...] | None,
+    allowed_origins: tuple[str, ...],
+) -> str | None:
+    if not host_allowed(host, server_name, allowed_hosts):
+        return f"Forbidden: host {host[:MAX_LENGTH]!r} is not allowed"
+    if origin is not None and not origin_allowed(origin, f"{scheme}://{host}", allowed_origins):
         return f"Forbidden: origin {origin[:MAX_LENGTH]!r} is not allowed"
     return None

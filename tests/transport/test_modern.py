@@ -567,3 +567,18 @@ def test_cache_options_are_checked_at_registration(ttl: t.Any, scope: t.Any) -> 
         @mcp.resource("config://app", cache_ttl=ttl, cache_scope=scope)
         def config() -> str:
             return "on"
+
+
+def test_a_sentinel_shaped_name_must_be_encoded_even_when_it_equals_the_body(make_app: t.Callable[..., Flask]) -> None:
+    """A proxy decodes the header and would route on "Hello": the literal value does not match the body."""
+    mcp = MCP(name="odd names")
+
+    @mcp.prompt(name="=?base64?SGVsbG8=?=", description="A prompt with a name shaped like an encoded header.")
+    def odd() -> str:
+        return "odd"
+
+    app = make_app(mcp)
+    params = {"name": "=?base64?SGVsbG8=?=", "_meta": META}
+    error_of(raw(app, "prompts/get", params, **{"Mcp-Name": "=?base64?SGVsbG8=?="}), 400, -32020)
+    encoded = "=?base64?PT9iYXNlNjQ/U0dWc2JHOD0/PQ==?="
+    assert raw(app, "prompts/get", params, **{"Mcp-Name": encoded}).status_code == 200
