@@ -116,16 +116,15 @@ def _request(app: Flask, method: str, params: dict[str, t.Any], era: str = "hand
     return t.cast(dict[str, t.Any], response["result"])
 
 
-def _parse_answers(text: str | None) -> dict[str, t.Any]:
-    if text is None:
-        return {}
+def _json_object(text: str, hint: str, what: str = "a JSON object") -> dict[str, t.Any]:
+    """*text* parsed as a JSON object, or a usage error naming the option or argument *hint*."""
     try:
-        answers = json.loads(text)
+        value = json.loads(text)
     except ValueError as exc:
-        raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--answers") from None
-    if not isinstance(answers, dict):
-        raise click.BadParameter("must be a JSON object of answers by key", param_hint="--answers")
-    return answers
+        raise click.BadParameter(f"not valid JSON: {exc}", param_hint=hint) from None
+    if not isinstance(value, dict):
+        raise click.BadParameter(f"must be {what}", param_hint=hint)
+    return value
 
 
 def _answer(key: str, request: dict[str, t.Any], given: dict[str, t.Any]) -> t.Any:
@@ -235,13 +234,8 @@ def call_command(name: str, arguments: str, era: str, answers: str | None) -> No
 
     The exit code is 1 when the tool reports an error (``isError``).
     """
-    try:
-        parsed = json.loads(arguments)
-    except ValueError as exc:
-        raise click.BadParameter(f"not valid JSON: {exc}", param_hint="JSON") from None
-    if not isinstance(parsed, dict):
-        raise click.BadParameter("must be a JSON object", param_hint="JSON")
-    given = _parse_answers(answers)
+    parsed = _json_object(arguments, "JSON")
+    given = {} if answers is None else _json_object(answers, "--answers", "a JSON object of answers by key")
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     result = _request_with_rounds(app, "tools/call", {"name": name, "arguments": parsed}, era, given)
     click.echo(json.dumps(result, indent=2, ensure_ascii=False))
@@ -258,7 +252,7 @@ def read_command(uri: str, era: str, answers: str | None) -> None:
 
     Text is printed as is; binary contents are written as raw bytes.
     """
-    given = _parse_answers(answers)
+    given = {} if answers is None else _json_object(answers, "--answers", "a JSON object of answers by key")
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     result = _request_with_rounds(app, "resources/read", {"uri": uri}, era, given)
     for content in result["contents"]:

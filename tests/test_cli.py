@@ -236,3 +236,10 @@ def test_openapi_without_rest_routes_is_an_error(make_app: t.Callable[..., Flask
 def test_openapi_rejects_an_unknown_format(runner: FlaskCliRunner) -> None:
     result = runner.invoke(args=["mcp", "openapi", "--format", "toml"])
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize(("answers", "message"), [("{a: 1}", "not valid JSON"), ("[1]", "answers by key")])
+def test_call_rejects_bad_answers(runner: FlaskCliRunner, answers: str, message: str) -> None:
+    result = runner.invoke(args=["mcp", "call", "add", '{"a": 1, "b": 2}', "--answers", answers])
+    assert result.exit_code == 2
+    assert message in result.stderr and "--answers" in result.stderr
