@@ -31,7 +31,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import MCPError
 from ..protocol.versions import LOG_LEVELS
 from ..schemas.hints import InjectedParameter
-from .input_requests import Elicit, ElicitResult, InputRequest, ListRoots, Sample
+from .input_requests import Elicit, ElicitResult, InputRequest, ListRoots, Sample, SampleOptions
 
 if t.TYPE_CHECKING:
     from .client import Call
@@ -236,32 +236,20 @@ class Context(InjectedParameter):
         messages: str | t.Sequence[dict[str, t.Any]],
         max_tokens: int,
         *,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
-        stop_sequences: t.Sequence[str] | None = None,
-        model_preferences: dict[str, t.Any] | None = None,
-        include_context: str | None = None,
-        metadata: dict[str, t.Any] | None = None,
         key: str | None = None,
+        **options: t.Unpack[SampleOptions],
     ) -> dict[str, t.Any]:
         """Ask the client's model for a completion (``sampling/createMessage``).
 
         :param messages: a string (one user message) or ``SamplingMessage`` dicts.
         :param key: the key of this question in a modern ``input_required``
             round (default: ``sampling-<n>``, counted in the order asked).
+        :param options: ``system_prompt``, ``temperature``, ``stop_sequences``,
+            ``model_preferences``, ``include_context``, ``metadata``
+            (:class:`~flask_mcp.core.input_requests.SampleOptions`).
         :returns: the ``CreateMessageResult`` (``role``, ``content``, ``model``, ...).
         """
-        request = Sample(
-            messages,
-            max_tokens,
-            system_prompt=system_prompt,
-            temperature=temperature,
-            stop_sequences=stop_sequences,
-            model_preferences=model_preferences,
-            include_context=include_context,
-            metadata=metadata,
-        )
-        return t.cast(dict[str, t.Any], self._ask_one(request, key))
+        return t.cast(dict[str, t.Any], self._ask_one(Sample(messages, max_tokens, **options), key))
 
     def elicit(
         self, message: str, schema: type[ma.Schema] | ma.Schema | dict[str, t.Any], *, key: str | None = None

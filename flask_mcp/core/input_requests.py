@@ -19,7 +19,16 @@ import marshmallow as ma
 from ..protocol.jsonrpc import INVALID_PARAMS, MCPError
 from ..schemas.requested import requested_schema
 
-__all__ = ["ELICIT_ACTIONS", "Elicit", "ElicitResult", "InputError", "InputRequest", "ListRoots", "Sample"]
+__all__ = [
+    "ELICIT_ACTIONS",
+    "Elicit",
+    "ElicitResult",
+    "InputError",
+    "InputRequest",
+    "ListRoots",
+    "Sample",
+    "SampleOptions",
+]
 
 #: What a user can answer an elicitation with.
 ELICIT_ACTIONS = ("accept", "decline", "cancel")
@@ -140,41 +149,57 @@ class Elicit(InputRequest):
         return ElicitResult(raw["action"], content)
 
 
+class SampleOptions(t.TypedDict, total=False):
+    """The optional members of a sampling request (:class:`Sample`, :meth:`Context.sample`)."""
+
+    #: ``systemPrompt``.
+    system_prompt: str | None
+    #: ``temperature``.
+    temperature: float | None
+    #: ``stopSequences``.
+    stop_sequences: t.Sequence[str] | None
+    #: ``modelPreferences`` (hints, cost, speed and intelligence priorities).
+    model_preferences: dict[str, t.Any] | None
+    #: ``includeContext``: ``"none"``, ``"thisServer"`` or ``"allServers"``.
+    include_context: str | None
+    #: ``metadata`` passed to the model provider.
+    metadata: dict[str, t.Any] | None
+
+
+#: SampleOptions -> the wire names of the params.
+_SAMPLE_PARAMS = {
+    "system_prompt": "systemPrompt",
+    "temperature": "temperature",
+    "stop_sequences": "stopSequences",
+    "model_preferences": "modelPreferences",
+    "include_context": "includeContext",
+    "metadata": "metadata",
+}
+
+
 class Sample(InputRequest):
     """Ask the client's model for a completion (``sampling/createMessage``).
 
     :param messages: a string (one user message) or ``SamplingMessage`` dicts.
     :param max_tokens: the most tokens to generate.
+    :param options: the optional members (:class:`SampleOptions`).
     """
 
     method = "sampling/createMessage"
     kind = "sampling"
 
     def __init__(
-        self,
-        messages: str | t.Sequence[dict[str, t.Any]],
-        max_tokens: int,
-        *,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
-        stop_sequences: t.Sequence[str] | None = None,
-        model_preferences: dict[str, t.Any] | None = None,
-        include_context: str | None = None,
-        metadata: dict[str, t.Any] | None = None,
+        self, messages: str | t.Sequence[dict[str, t.Any]], max_tokens: int, **options: t.Unpack[SampleOptions]
     ) -> None:
+        unknown = set(options) - set(_SAMPLE_PARAMS)
+        if unknown:
+            raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(unknown))}")
         if isinstance(messages, str):
             messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
         params: dict[str, t.Any] = {"messages": list(messages), "maxTokens": max_tokens}
-        for name, value in (
-            ("systemPrompt", system_prompt),
-            ("temperature", temperature),
-            ("stopSequences", list(stop_sequences) if stop_sequences is not None else None),
-            ("modelPreferences", model_preferences),
-            ("includeContext", include_context),
-            ("metadata", metadata),
-        ):
+        for name, value in options.items():
             if value is not None:
-                params[name] = value
+                params[_SAMPLE_PARAMS[name]] = list(value) if name == "stop_sequences" else value  # type: ignore[call-overload]
         self._params = params
 
     @property
