@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import queue
+import threading
 import typing as t
 import urllib.parse
 import uuid
@@ -582,3 +584,39 @@ def test_a_sentinel_shaped_name_must_be_encoded_even_when_it_equals_the_body(mak
     error_of(raw(app, "prompts/get", params, **{"Mcp-Name": "=?base64?SGVsbG8=?="}), 400, -32020)
     encoded = "=?base64?PT9iYXNlNjQ/U0dWc2JHOD0/PQ==?="
     assert raw(app, "prompts/get", params, **{"Mcp-Name": encoded}).status_code == 200
+
+
+def test_closing_the_response_stream_cancels_the_call(make_app: t.Callable[..., Flask], live_server: t.Any) -> None:
+    """The modern era has no notifications/cancelled over HTTP: a client that goes away cancels."""
+    outcome: queue.Queue[bool] = queue.Queue()
+    mcp = MCP(name="cancel")
+
+    @mcp.tool()
+    def slow(ctx: Context) -> str:
+        ctx.report_progress(1, total=2)
+        pause = threading.Event()
+        for _ in range(1500):  # bounded: 15 s at most
+            if ctx.cancelled or pause.wait(0.01):
+                break
+        outcome.put(ctx.cancelled)
+        return "done"
+
+    app = make_app(mcp, MCP_SSE_KEEPALIVE=0.05)
+    with live_server(app) as server:
+        parsed = urllib.parse.urlsplit(f"{server.url}/mcp")
+        connection = http.client.HTTPConnection(parsed.hostname or "", parsed.port or 80, timeout=30)
+        params = {"name": "slow", "arguments": {}, "_meta": {**META, "progressToken": "p"}}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        headers = {"Content-Type": "application/json", "Accept": ACCEPT, "MCP-Protocol-Version": MODERN}
+        connection.request(
+            "POST", parsed.path, json.dumps(body), {**headers, "Mcp-Method": "tools/call", "Mcp-Name": "slow"}
+        )
+        response = connection.getresponse()
+        assert response.headers["Content-Type"] == "text/event-stream"
+        line = response.readline()
+        while not line.startswith(b"data:"):
+            line = response.readline()
+        assert json.loads(line[5:])["method"] == "notifications/progress"
+        response.close()  # the response holds the socket: both must go for the client to be gone
+        connection.close()
+        assert outcome.get(timeout=15) is True
