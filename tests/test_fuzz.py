@@ -253,6 +253,86 @@ def test_endpoint_answers_any_headers_soundly(
         response.close()
 
 
+# -- the modern era (2026-07-28) ------------------------------------------------------
+
+modern_methods = st.sampled_from(
+    ["server/discover", "tools/list", "tools/call", "resources/read", "prompts/get", "subscriptions/listen", "ping"]
+) | st.text(max_size=20)
+valid_meta = st.fixed_dictionaries(
+    {
+        "io.modelcontextprotocol/protocolVersion": st.just("2026-07-28"),
+        "io.modelcontextprotocol/clientCapabilities": st.sampled_from(
+            [{}, {"elicitation": {}}, {"elicitation": {}, "sampling": {}, "roots": {}}]
+        ),
+    },
+    optional={"io.modelcontextprotocol/logLevel": st.sampled_from(["debug", "error"]), "progressToken": st.just("p")},
+)
+envelope_meta = valid_meta | st.fixed_dictionaries(
+    {},
+    optional={
+        "io.modelcontextprotocol/protocolVersion": st.sampled_from(["2026-07-28", "2025-11-25"]) | json_values,
+        "io.modelcontextprotocol/clientCapabilities": st.sampled_from([{}, {"elicitation": {}, "sampling": {}}])
+        | json_values,
+        "io.modelcontextprotocol/clientInfo": json_values,
+        "io.modelcontextprotocol/logLevel": st.sampled_from(["info", "loud"]) | json_values,
+        "progressToken": json_values,
+    },
+)
+modern_params = st.fixed_dictionaries(
+    {"_meta": envelope_meta},
+    optional={
+        "name": st.sampled_from(["add", "flags", "talk", "review", "nope"]) | json_values,
+        "uri": st.sampled_from(["notes://1", "notes://%2F.."]) | json_values,
+        "arguments": st.fixed_dictionaries({}, optional={"a": json_values, "b": json_values, "steps": json_values})
+        | json_values,
+        "inputResponses": json_values,
+        "requestState": st.text(max_size=80) | json_values,
+        "notifications": json_values,
+    },
+)
+
+
+@given(
+    method=modern_methods,
+    request_id=st.integers(min_value=0, max_value=2**31) | st.text(max_size=12) | ids,
+    params=modern_params,
+    header_method=st.none() | header_text,
+    header_name=st.none() | header_text,
+    header_version=st.sampled_from(["2026-07-28"]) | header_text,
+    header_param=st.none() | header_text,
+)
+def test_modern_requests_are_answered_soundly(
+    method: str,
+    request_id: t.Any,
+    params: dict[str, t.Any],
+    header_method: str | None,
+    header_name: str | None,
+    header_version: str,
+    header_param: str | None,
+) -> None:
+    """Stateless requests with any envelope, routing headers, answers and state: never a 5xx."""
+    headers = {"Accept": ACCEPT, "Content-Type": "application/json", "MCP-Protocol-Version": header_version}
+    # Without a drawn header, the one a well-behaved client sends: the request then goes past the checks.
+    target = params.get("uri") if method == "resources/read" else params.get("name")
+    routing = {
+        "Mcp-Method": header_method if header_method is not None else method,
+        "Mcp-Name": header_name if header_name is not None else target if isinstance(target, str) else None,
+        "Mcp-Param-A": header_param,
+    }
+    for name, value in routing.items():
+        if value is not None and value.isascii() and value.isprintable():  # what a header can carry
+            headers[name] = value
+    envelope = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+    response = HTTP.post("/mcp", data=body_of(envelope, "utf-8"), headers=headers, buffered=False)
+    try:
+        if response.content_type and response.content_type.startswith("text/event-stream"):
+            assert response.status_code == 200  # a listen stream, or a call reporting progress
+            return
+        assert_sound(response.status_code, response.content_type, response.get_data())
+    finally:
+        response.close()
+
+
 # -- the REST routes and the CGI adapter ------------------------------------------------
 
 
