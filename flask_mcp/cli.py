@@ -28,6 +28,7 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 
+from .auth.local import TOKEN_ENV, LocalAuthError, local_principal
 from .core.client import ClientState
 from .globals import state_of
 from .protocol import jsonrpc
@@ -41,6 +42,8 @@ from .transport.stdio import message_context, serve_stdio
 
 if t.TYPE_CHECKING:
     from flask import Flask
+
+    from .policies.principal import Principal
 
 
 __all__ = ["mcp_group"]
@@ -58,6 +61,13 @@ era_option = click.option(
     default="modern",
     show_default=True,
     help="The protocol era of the request: 2026-07-28 (modern) or the handshake era's.",
+)
+token_option = click.option(
+    "--token",
+    default=None,
+    metavar="TOKEN",
+    help=f"The caller's access token, checked by the app's auth backend (default: ${TOKEN_ENV}; "
+    "without one, MCP_LOCAL_PRINCIPAL or nobody).",
 )
 answers_option = click.option(
     "--answers",
@@ -92,7 +102,17 @@ class _ConsoleChannel:
         return "a connected client (not available from the command line)"
 
 
-def _request(app: Flask, method: str, params: dict[str, t.Any], era: str = "handshake") -> dict[str, t.Any]:
+def _caller(app: Flask, token: str | None) -> Principal | None:
+    """The principal of this command (:mod:`flask_mcp.auth.local`), or a usage error saying why not."""
+    try:
+        return local_principal(app, token)
+    except LocalAuthError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _request(
+    app: Flask, method: str, params: dict[str, t.Any], era: str = "handshake", principal: Principal | None = None
+) -> dict[str, t.Any]:
     """Send one request through the protocol core; return its result or raise ``ClickException``."""
     state = state_of(app)
     if era == "modern":
@@ -106,13 +126,16 @@ def _request(app: Flask, method: str, params: dict[str, t.Any], era: str = "hand
     message = jsonrpc.Request(id=1, method=method, params=params)
     channel = _ConsoleChannel() if state.server.needs_channel(message) else None
     with message_context(app):
-        response = t.cast(dict[str, t.Any], state.server.handle(message, ClientState(), channel))
+        response = t.cast(dict[str, t.Any], state.server.handle(message, ClientState(), channel, principal))
     # Through the wire encoding, so the output is exactly what a client would see.
     response = json.loads(state.server.serialize(response))
     if "error" in response:
         error = response["error"]
         detail = f" ({jsonrpc.dumps(error['data'])})" if error.get("data") is not None else ""
-        raise click.ClickException(f"{error['message']} [{error['code']}]{detail}")
+        hint = ""
+        if error["code"] == jsonrpc.PERMISSION_DENIED and principal is None and state.auth is not None:
+            hint = f"; give the caller's token with --token or ${TOKEN_ENV}, or set MCP_LOCAL_PRINCIPAL"
+        raise click.ClickException(f"{error['message']} [{error['code']}]{detail}{hint}")
     return t.cast(dict[str, t.Any], response["result"])
 
 
@@ -146,25 +169,26 @@ def _answer(key: str, request: dict[str, t.Any], given: dict[str, t.Any]) -> t.A
 
 
 def _request_with_rounds(
-    app: Flask, method: str, params: dict[str, t.Any], era: str, answers: dict[str, t.Any]
+    app: Flask, method: str, params: dict[str, t.Any], era: str, answers: dict[str, t.Any], principal: Principal | None
 ) -> dict[str, t.Any]:
     """:func:`_request`, answering ``input_required`` rounds and sending the request again."""
-    result = _request(app, method, params, era)
+    result = _request(app, method, params, era, principal)
     for _ in range(MAX_ROUNDS):
         if result.get("resultType") != "input_required":
             return result
         responses = {key: _answer(key, request, answers) for key, request in result["inputRequests"].items()}
-        result = _request(
-            app, method, {**params, "inputResponses": responses, "requestState": result["requestState"]}, era
-        )
+        retry = {**params, "inputResponses": responses, "requestState": result["requestState"]}
+        result = _request(app, method, retry, era, principal)
     raise click.ClickException(f"the request still asked for input after {MAX_ROUNDS} rounds")
 
 
-def _list_all(app: Flask, method: str, key: str, era: str = "handshake") -> list[dict[str, t.Any]]:
+def _list_all(
+    app: Flask, method: str, key: str, era: str = "handshake", principal: Principal | None = None
+) -> list[dict[str, t.Any]]:
     items: list[dict[str, t.Any]] = []
     params: dict[str, t.Any] = {}
     while True:
-        result = _request(app, method, params, era)
+        result = _request(app, method, params, era, principal)
         items.extend(result[key])
         if "nextCursor" not in result:
             return items
@@ -189,13 +213,15 @@ def _table(title: str, headers: tuple[str, ...], rows: list[tuple[str, ...]]) ->
 
 @mcp_group.command("list")
 @era_option
-def list_command(era: str) -> None:
+@token_option
+def list_command(era: str, token: str | None) -> None:
     """List the tools, resources, resource templates and prompts."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    tools = _list_all(app, "tools/list", "tools", era)
-    resources = _list_all(app, "resources/list", "resources", era)
-    templates = _list_all(app, "resources/templates/list", "resourceTemplates", era)
-    prompts = _list_all(app, "prompts/list", "prompts", era)
+    caller = _caller(app, token)
+    tools = _list_all(app, "tools/list", "tools", era, caller)
+    resources = _list_all(app, "resources/list", "resources", era, caller)
+    templates = _list_all(app, "resources/templates/list", "resourceTemplates", era, caller)
+    prompts = _list_all(app, "prompts/list", "prompts", era, caller)
     sections = [
         _table("Tools", ("NAME", "DESCRIPTION"), [(x["name"], _summary(x.get("description"))) for x in tools]),
         _table(
@@ -229,7 +255,8 @@ def list_command(era: str) -> None:
 @click.argument("arguments", required=False, default="{}", metavar="[JSON]")
 @era_option
 @answers_option
-def call_command(name: str, arguments: str, era: str, answers: str | None) -> None:
+@token_option
+def call_command(name: str, arguments: str, era: str, answers: str | None, token: str | None) -> None:
     """Call the tool NAME with JSON arguments and print the result.
 
     The exit code is 1 when the tool reports an error (``isError``).
@@ -237,7 +264,9 @@ def call_command(name: str, arguments: str, era: str, answers: str | None) -> No
     parsed = _json_object(arguments, "JSON")
     given = {} if answers is None else _json_object(answers, "--answers", "a JSON object of answers by key")
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    result = _request_with_rounds(app, "tools/call", {"name": name, "arguments": parsed}, era, given)
+    result = _request_with_rounds(
+        app, "tools/call", {"name": name, "arguments": parsed}, era, given, _caller(app, token)
+    )
     click.echo(json.dumps(result, indent=2, ensure_ascii=False))
     if result.get("isError"):
         sys.exit(1)
@@ -247,14 +276,15 @@ def call_command(name: str, arguments: str, era: str, answers: str | None) -> No
 @click.argument("uri")
 @era_option
 @answers_option
-def read_command(uri: str, era: str, answers: str | None) -> None:
+@token_option
+def read_command(uri: str, era: str, answers: str | None, token: str | None) -> None:
     """Read the resource URI and print its contents.
 
     Text is printed as is; binary contents are written as raw bytes.
     """
     given = {} if answers is None else _json_object(answers, "--answers", "a JSON object of answers by key")
     app = current_app._get_current_object()  # type: ignore[attr-defined]
-    result = _request_with_rounds(app, "resources/read", {"uri": uri}, era, given)
+    result = _request_with_rounds(app, "resources/read", {"uri": uri}, era, given, _caller(app, token))
     for content in result["contents"]:
         if "text" in content:
             click.echo(content["text"])
@@ -263,9 +293,15 @@ def read_command(uri: str, era: str, answers: str | None) -> None:
 
 
 @mcp_group.command("stdio")
-def stdio_command() -> None:
-    """Serve MCP over stdin and stdout (how desktop clients launch local servers)."""
-    serve_stdio(current_app._get_current_object())  # type: ignore[attr-defined]
+@token_option
+def stdio_command(token: str | None) -> None:
+    """Serve MCP over stdin and stdout (how desktop clients launch local servers).
+
+    Every message is handled as the caller of --token (or $FLASK_MCP_TOKEN,
+    or MCP_LOCAL_PRINCIPAL), checked once at start.
+    """
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    serve_stdio(app, principal=_caller(app, token))
 
 
 @mcp_group.command("openapi")

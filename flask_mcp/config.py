@@ -79,6 +79,9 @@ DEFAULTS: dict[str, t.Any] = {
     # Static bearer tokens: {token or "sha256:<hex>": subject or {"subject", "scopes"}};
     # None configures no static backend (MCP(auth=...) may give another).
     "MCP_AUTH_TOKENS": None,
+    # The caller of stdio and the flask mcp commands when no token is given
+    # (--token, FLASK_MCP_TOKEN): a subject, or {"subject", "scopes"}; None: nobody.
+    "MCP_LOCAL_PRINCIPAL": None,
     # Also accept a static token in this header (e.g. "X-API-Key"); None: Authorization only.
     "MCP_AUTH_API_KEY_HEADER": None,
     # This server's resource identifier (RFC 8707/9728); None: the endpoint's absolute URL.
@@ -195,6 +198,8 @@ class Settings:
     tool_defaults: ToolDefaults = dataclasses.field(default_factory=ToolDefaults)
     auth_tokens: t.Mapping[str, t.Any] | None = None
     auth_api_key_header: str | None = None
+    #: ``MCP_LOCAL_PRINCIPAL``: a subject or a mapping with ``subject`` and ``scopes``.
+    local_principal: str | t.Mapping[str, t.Any] | None = None
     auth_resource: str | None = None
     auth_authorization_servers: tuple[str, ...] = ()
     auth_scopes_supported: tuple[str, ...] = ()
@@ -263,6 +268,7 @@ class Settings:
             tool_defaults=_tool_defaults(config),
             auth_tokens=config["MCP_AUTH_TOKENS"] or None,
             auth_api_key_header=config["MCP_AUTH_API_KEY_HEADER"] or None,
+            local_principal=config["MCP_LOCAL_PRINCIPAL"] or None,
             auth_resource=config["MCP_AUTH_RESOURCE"] or None,
             auth_authorization_servers=_as_tuple(config["MCP_AUTH_AUTHORIZATION_SERVERS"]),
             auth_scopes_supported=_as_tuple(config["MCP_AUTH_SCOPES_SUPPORTED"]),

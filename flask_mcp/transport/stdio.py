@@ -45,6 +45,7 @@ if t.TYPE_CHECKING:
     from flask import Flask
     from flask.ctx import RequestContext
 
+    from ..policies.principal import Principal
     from ..stores.events import EventLog
 
 
@@ -120,10 +121,14 @@ class StdioServer:
     :param app: the Flask app the MCP extension is set up on.
     :param stdin: where lines are read from (binary).
     :param stdout: where lines are written to (binary); nothing else writes there.
+    :param principal: the caller, from a token or ``MCP_LOCAL_PRINCIPAL``
+        (:func:`flask_mcp.auth.local.local_principal`); ``None``: nobody.
     """
 
-    def __init__(self, app: Flask, stdin: t.BinaryIO, stdout: t.BinaryIO) -> None:
+    def __init__(self, app: Flask, stdin: t.BinaryIO, stdout: t.BinaryIO, principal: Principal | None = None) -> None:
         self.app = app
+        #: Who the process serves (:mod:`flask_mcp.auth.local`), for every message.
+        self.principal = principal
         self.mcp = state_of(app)
         self.stdin = stdin
         self.stdout = stdout
@@ -285,7 +290,7 @@ class StdioServer:
 
         try:
             with message_context(self.app):
-                subscription, refusal = subscription_of(self.mcp, message, None)
+                subscription, refusal = subscription_of(self.mcp, message, self.principal)
                 if subscription is None:
                     self.write(t.cast(dict[str, t.Any], refusal))
                     return
@@ -309,7 +314,7 @@ class StdioServer:
         try:
             with message_context(self.app):
                 self.mcp.keep_in_step()
-                response = self.mcp.server.handle(message, self.client, channel)
+                response = self.mcp.server.handle(message, self.client, channel, self.principal)
         except Exception as exc:  # the core answers its own errors; this is the context's
             logger.exception("MCP stdio message failed")
             if isinstance(message, jsonrpc.Request):
@@ -321,15 +326,22 @@ class StdioServer:
         self.write(response)
 
 
-def serve_stdio(app: Flask, stdin: t.BinaryIO | None = None, stdout: t.BinaryIO | None = None) -> None:
+def serve_stdio(
+    app: Flask,
+    stdin: t.BinaryIO | None = None,
+    stdout: t.BinaryIO | None = None,
+    principal: Principal | None = None,
+) -> None:
     """Serve the app's MCP endpoint over stdio until stdin is closed.
 
     :param app: a Flask app the :class:`~flask_mcp.MCP` extension is set up on.
     :param stdin: binary input; ``sys.stdin.buffer`` by default.
     :param stdout: binary output; ``sys.stdout.buffer`` by default.
+    :param principal: the caller of every message (``flask mcp stdio`` gets it
+        from ``--token``, ``FLASK_MCP_TOKEN`` or ``MCP_LOCAL_PRINCIPAL``).
     """
     state_of(app)  # refuses an app without the extension, before anything is read
     # Resolved here, before stdout is redirected, so MCP lines reach the real stdout.
-    server = StdioServer(app, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+    server = StdioServer(app, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer, principal)
     with stdout_to_stderr():
         server.run()
