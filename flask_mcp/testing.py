@@ -25,14 +25,12 @@ schema file (it needs the ``jsonschema`` package).
 
 from __future__ import annotations
 
-import copy
-import json
 import typing as t
-from pathlib import Path
 
 from .globals import state_of
 from .protocol.envelope import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 from .protocol.versions import LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS
+from .schema_checks import RESULT_TYPES, SchemaValidator
 from .transport.routing_headers import NAME_PARAMS, encode_header_value, tool_header_params
 
 if t.TYPE_CHECKING:
@@ -47,81 +45,7 @@ Answers = t.Union[t.Mapping[str, t.Any], t.Callable[[str, dict[str, t.Any]], t.A
 #: Rounds a call may take before the client gives up (as the official SDK client does).
 MAX_ROUNDS = 10
 
-#: The schema definition the result of each request method must satisfy.
-RESULT_TYPES = {
-    "initialize": "InitializeResult",
-    "ping": "EmptyResult",
-    "logging/setLevel": "EmptyResult",
-    "tools/list": "ListToolsResult",
-    "tools/call": "CallToolResult",
-    "resources/list": "ListResourcesResult",
-    "resources/templates/list": "ListResourceTemplatesResult",
-    "resources/read": "ReadResourceResult",
-    "prompts/list": "ListPromptsResult",
-    "prompts/get": "GetPromptResult",
-    "completion/complete": "CompleteResult",
-    "server/discover": "DiscoverResult",
-}
-
 ACCEPT = "application/json, text/event-stream"
-
-
-class SchemaValidator:
-    """Validates envelopes and results against an MCP ``schema.json`` (2025-11-25 layout, ``$defs``).
-
-    :param path: the schema file; when it does not exist, :attr:`available`
-        is false and every check passes without validating.
-    """
-
-    def __init__(self, path: str | Path) -> None:
-        path = Path(path)
-        self.path = path
-        self.available = path.exists()
-        self._root = json.loads(path.read_text()) if self.available else {}
-        self._validators: dict[str, t.Any] = {}
-
-    def validator(self, name: str) -> t.Any:
-        """A ``jsonschema`` validator for the definition *name*."""
-        import jsonschema
-
-        if name not in self._validators:
-            # A definition is validated by a copy of the whole document that
-            # refers to it, so its own $refs resolve.
-            document = copy.deepcopy(self._root)
-            document["$ref"] = f"#/$defs/{name}"
-            self._validators[name] = jsonschema.Draft202012Validator(document)
-        return self._validators[name]
-
-    def check(self, name: str, instance: t.Any) -> None:
-        """Raise ``jsonschema.ValidationError`` unless *instance* is a valid *name*."""
-        if self.available:
-            self.validator(name).validate(instance)
-
-    def check_envelope(self, method: str | None, envelope: dict[str, t.Any]) -> None:
-        """Check JSON-RPC shape rules, then validate against the schema.
-
-        An error response may carry ``"id": null`` (JSON-RPC 2.0 requires it
-        when the request id could not be read); the MCP schema leaves the id
-        out in that case, so it is dropped before validating.
-        """
-        assert envelope["jsonrpc"] == "2.0"
-        assert "id" in envelope
-        if "error" in envelope:
-            assert "result" not in envelope
-            assert isinstance(envelope["error"]["code"], int)
-            assert isinstance(envelope["error"]["message"], str)
-            if envelope["id"] is None:
-                envelope = {k: v for k, v in envelope.items() if k != "id"}
-            self.check("JSONRPCErrorResponse", envelope)
-        else:
-            assert "result" in envelope
-            self.check("JSONRPCResultResponse", envelope)
-            if envelope["result"].get("resultType") == "input_required":
-                self.check("InputRequiredResult", envelope["result"])
-            elif method in RESULT_TYPES:
-                self.check(RESULT_TYPES[method], envelope["result"])
-            if method == "tools/call":
-                assert envelope["result"].get("isError", True) is True, "a success result never carries isError"
 
 
 class MCPTestClient:
