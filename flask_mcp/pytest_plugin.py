@@ -23,10 +23,11 @@ pytest-flask, and ask for a client::
 ``mcp_client_factory``
     ``mcp_client_factory(app=None, *, path=None, validator=None,
     era="modern", capabilities=None, log_level=None, initialize=True,
-    version=...)`` builds more clients: for another app, with a
-    :class:`~flask_mcp.testing.SchemaValidator`, declaring client
-    capabilities, or in the handshake era (``era="handshake"``: initialized
-    in a session unless ``initialize=False``).
+    version=..., token=None, headers=None)`` builds more clients: for another
+    app, with a :class:`~flask_mcp.testing.SchemaValidator`, declaring client
+    capabilities, with a caller's token for an app with authentication, or in
+    the handshake era (``era="handshake"``: initialized in a session unless
+    ``initialize=False``).
 """
 
 from __future__ import annotations
@@ -66,12 +67,16 @@ class MCPClientFactory:
         log_level: str | None = None,
         initialize: bool = True,
         version: str = DEFAULT_VERSION,
+        token: str | None = None,
+        headers: t.Mapping[str, str] | None = None,
     ) -> MCPTestClient:
         """A client for *app* (default: the ``app`` fixture).
 
         :param validator: checks every response of the client's era.
         :param capabilities: what the client declares (each modern request, or ``initialize``).
         :param initialize: in the handshake era, run the handshake (at *version*).
+        :param token: the caller's bearer token, for an app with authentication.
+        :param headers: more headers for every request.
         """
         if app is None:
             # Looked up only when needed, so tests that pass their own app need no `app` fixture.
@@ -81,9 +86,16 @@ class MCPClientFactory:
             path = app.config.get("MCP_URL_PREFIX") or "/mcp"
         if era == "modern":
             return MCPTestClient(
-                app, path, modern_validator=validator, capabilities=capabilities, log_level=log_level, era=era
+                app,
+                path,
+                modern_validator=validator,
+                capabilities=capabilities,
+                log_level=log_level,
+                era=era,
+                token=token,
+                headers=headers,
             )
-        client = MCPTestClient(app, path, validator, log_level=log_level, era=era)
+        client = MCPTestClient(app, path, validator, log_level=log_level, era=era, token=token, headers=headers)
         if initialize:
             client.initialize(version, capabilities)
         return client

@@ -25,6 +25,7 @@ schema file (it needs the ``jsonschema`` package).
 
 from __future__ import annotations
 
+import json
 import typing as t
 
 from .globals import state_of
@@ -65,6 +66,13 @@ class MCPTestClient:
     :param capabilities: the client capabilities every modern request declares.
     :param log_level: the log level modern requests ask for (none: no log messages).
     :param era: ``"modern"`` or ``"handshake"``, until :meth:`initialize`.
+    :param token: sent as ``Authorization: Bearer <token>`` with every request,
+        for an app with authentication.
+    :param headers: more headers sent with every request (an API key, a cookie...).
+
+    A handler that reports progress or logs answers with an event stream;
+    the client reads it, returns the response, and keeps the notifications
+    that came before it in :attr:`notifications`.
     """
 
     def __init__(
@@ -77,6 +85,8 @@ class MCPTestClient:
         capabilities: dict[str, t.Any] | None = None,
         log_level: str | None = None,
         era: t.Literal["modern", "handshake"] = "modern",
+        token: str | None = None,
+        headers: t.Mapping[str, str] | None = None,
     ) -> None:
         if era not in ("modern", "handshake"):
             raise ValueError(f'era must be "modern" or "handshake", not {era!r}')
@@ -95,6 +105,12 @@ class MCPTestClient:
         self.modern_version = MODERN_PROTOCOL_VERSIONS[0]
         #: The last raw response, for its status and headers.
         self.last_response: TestResponse | None = None
+        #: Headers of every request: the token's, and those given.
+        self.extra_headers = dict(headers or {})
+        if token is not None:
+            self.extra_headers["Authorization"] = f"Bearer {token}"
+        #: The notifications (progress, log messages) that came before the last response.
+        self.notifications: list[dict[str, t.Any]] = []
         self._next_id = 0
 
     @property
@@ -104,7 +120,7 @@ class MCPTestClient:
 
     def headers(self, **extra: str) -> dict[str, str]:
         """Request headers: Accept, and the session and version once initialized."""
-        headers = {"Accept": ACCEPT}
+        headers = {"Accept": ACCEPT, **self.extra_headers}
         if self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version:
@@ -210,11 +226,25 @@ class MCPTestClient:
         if params is not None:
             message["params"] = params
         response = self.post(message, **headers)
-        assert response.mimetype == "application/json", response.get_data(as_text=True)
-        body = t.cast(dict[str, t.Any], response.get_json())
+        body = self._response_of(response)
         assert body["id"] == self._next_id
         self._check(method, body)
         return body
+
+    def _response_of(self, response: TestResponse) -> dict[str, t.Any]:
+        """The JSON-RPC response a POST was answered with, plain or at the end of an event stream."""
+        self.notifications = []
+        if response.mimetype == "text/event-stream":
+            messages = [
+                json.loads(line[len("data:") :])
+                for line in response.get_data(as_text=True).splitlines()
+                if line.startswith("data:") and line[len("data:") :].strip()
+            ]
+            assert messages and "method" not in messages[-1], f"the stream ended without a response: {messages}"
+            *self.notifications, last = messages
+            return t.cast(dict[str, t.Any], last)
+        assert response.mimetype == "application/json", response.get_data(as_text=True)
+        return t.cast(dict[str, t.Any], response.get_json())
 
     def request(self, method: str, params: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
         """Send a request that must succeed; return its ``result``."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import typing as t
+
 import jsonschema
 import pytest
 
-from flask_mcp import MCP
+from flask_mcp import MCP, Context, ScopeRequired
 from flask_mcp.testing import MCPTestClient, SchemaValidator
 
 from .conftest import SCHEMA_FILE
@@ -96,3 +98,63 @@ def test_complete_sends_the_argument_and_context(mcp: MCP, make_app, schema_chec
     assert client.complete(ref, "language", "py")["values"] == ["python"]
     assert client.complete(ref, "language", "", context={"code": "x"})["values"] == ["go", "python", "rust"]
     assert seen == [{}, {"code": "x"}]
+
+
+# -- a protected app, event-stream answers and failing statuses ----------------------------
+
+
+def protected_app(make_app: t.Any) -> t.Any:
+    server = MCP(name="protected")
+
+    @server.tool(permissions=[ScopeRequired("notes:read")])
+    def notes(ctx: Context) -> str:
+        ctx.report_progress(1, total=2, message="half")
+        ctx.info("reading")
+        return "the notes"
+
+    @server.tool(permissions=[], rate_limit="1/minute")
+    def once() -> str:
+        return "once"
+
+    tokens = {"ada-token": {"subject": "ada", "scopes": ["notes:read"]}, "eve-token": "eve"}
+    return make_app(server, MCP_AUTH_TOKENS=tokens)
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_a_token_reaches_a_protected_app_in_either_era(make_app: t.Any, make_client: t.Any, era: str) -> None:
+    app = protected_app(make_app)
+    client = make_client(app, era=era, token="ada-token", log_level="info")
+    if era == "handshake":
+        client.initialize()
+    meta = {"progressToken": "p"}
+    result = client.request("tools/call", {"name": "notes", "arguments": {}, "_meta": meta})
+    assert result["content"][0]["text"] == "the notes"
+    # The answer was an event stream: the notifications before the response are kept.
+    assert [note["method"] for note in client.notifications] == ["notifications/progress", "notifications/message"]
+    assert client.notifications[0]["params"]["message"] == "half"
+
+
+def test_failures_are_testable_at_their_status(make_app: t.Any, make_client: t.Any) -> None:
+    app = protected_app(make_app)
+    unauthenticated = make_client(app, era="modern")
+    with pytest.raises(AssertionError):
+        unauthenticated.list_tools()  # 401: no JSON-RPC answer at all
+    assert unauthenticated.last_response is not None and unauthenticated.last_response.status_code == 401
+    eve = make_client(app, era="modern", token="eve-token")
+    denied = eve.error("tools/call", {"name": "notes"})
+    assert denied["code"] == -31403 and eve.last_response is not None and eve.last_response.status_code == 403
+    assert eve.call_tool("once")["content"][0]["text"] == "once"
+    limited = eve.error("tools/call", {"name": "once"})
+    assert limited["code"] == -31429 and eve.last_response.status_code == 429
+
+
+def test_extra_headers_go_with_every_request(make_app: t.Any, make_client: t.Any) -> None:
+    server = MCP(name="keyed")
+
+    @server.tool(permissions=[])
+    def ping_tool() -> str:
+        return "pong"
+
+    app = make_app(server, MCP_AUTH_TOKENS={"k3y": "svc"}, MCP_AUTH_API_KEY_HEADER="X-API-Key")
+    client = make_client(app, era="modern", headers={"X-API-Key": "k3y"})
+    assert client.call_tool("ping_tool")["content"][0]["text"] == "pong"
