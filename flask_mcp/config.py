@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime
+import difflib
 import typing as t
+import warnings
 
 from flask import Flask
 
+from .config_values import (
+    as_tuple,
+    fraction,
+    milliseconds,
+    optional_number,
+    optional_positive,
+    positive,
+    positive_number,
+    scope,
+)
 from .policies.options import ErrorFormat, OutputFormat, coerce
 from .policies.ratelimit import Limit, parse_limit
 from .policies.tool import ToolDefaults
 from .protocol.strict_json import DEFAULT_LIMITS, JSONLimits
 
-__all__ = ["DEFAULTS", "Settings"]
+__all__ = ["DEFAULTS", "Settings", "UnknownSettingWarning"]
 
 #: Every configuration key with its default. ``init_app`` fills in the missing
 #: ones with ``app.config.setdefault`` so ``app.config`` shows what is in force.
@@ -168,6 +179,36 @@ DEFAULTS: dict[str, t.Any] = {
 
 _CACHE_PREFIX = "MCP_CACHE_"
 _EPHEMERAL_PREFIX = "MCP_EPHEMERAL_CACHE_"
+#: flask-caching backends by the short names people write (flask-caching itself wants the class name).
+_CACHE_TYPES = {
+    "simple": "SimpleCache",
+    "simplecache": "SimpleCache",
+    "null": "NullCache",
+    "nullcache": "NullCache",
+    "redis": "RedisCache",
+    "rediscache": "RedisCache",
+    "rediscluster": "RedisClusterCache",
+    "redissentinel": "RedisSentinelCache",
+    "filesystem": "FileSystemCache",
+    "memcached": "MemcachedCache",
+    "saslmemcached": "SASLMemcachedCache",
+    "uwsgi": "UWSGICache",
+}
+
+
+class UnknownSettingWarning(UserWarning):
+    """An ``MCP_*`` key in the config that flask_mcp does not know: most likely a typo."""
+
+
+def _warn_unknown(config: t.Mapping[str, t.Any]) -> None:
+    """Warn about ``MCP_*`` keys that are not settings, naming the closest one."""
+    known = set(DEFAULTS)
+    for key in config:
+        if not key.startswith("MCP_") or key in known or key.startswith((_CACHE_PREFIX, _EPHEMERAL_PREFIX)):
+            continue
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        warnings.warn(f"{key} is not a flask_mcp setting and is ignored{hint}", UnknownSettingWarning, stacklevel=4)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,19 +284,20 @@ class Settings:
         for key, value in DEFAULTS.items():
             app.config.setdefault(key, value)
         config = app.config
+        _warn_unknown(config)
         page_size = config["MCP_PAGE_SIZE"]
         if page_size is not None and (not isinstance(page_size, int) or page_size < 1):
             raise ValueError(f"MCP_PAGE_SIZE must be a positive integer or None, not {page_size!r}")
         hosts = config["MCP_ALLOWED_HOSTS"]
-        max_sessions = _positive(config, "MCP_MAX_SESSIONS")
+        max_sessions = positive(config, "MCP_MAX_SESSIONS")
         return cls(
             url_prefix=config["MCP_URL_PREFIX"],
             page_size=page_size,
             stateless=bool(config["MCP_STATELESS"]),
             session_ttl=int(config["MCP_SESSION_TTL"]),
             max_content_length=int(config["MCP_MAX_CONTENT_LENGTH"]),
-            allowed_origins=_as_tuple(config["MCP_ALLOWED_ORIGINS"]),
-            allowed_hosts=None if hosts is None else _as_tuple(hosts),
+            allowed_origins=as_tuple(config["MCP_ALLOWED_ORIGINS"]),
+            allowed_hosts=None if hosts is None else as_tuple(hosts),
             mask_errors=None if config["MCP_MASK_ERRORS"] is None else bool(config["MCP_MASK_ERRORS"]),
             client_request_timeout=float(config["MCP_CLIENT_REQUEST_TIMEOUT"]),
             sse_keepalive=float(config["MCP_SSE_KEEPALIVE"]),
@@ -270,55 +312,49 @@ class Settings:
             auth_api_key_header=config["MCP_AUTH_API_KEY_HEADER"] or None,
             local_principal=config["MCP_LOCAL_PRINCIPAL"] or None,
             auth_resource=config["MCP_AUTH_RESOURCE"] or None,
-            auth_authorization_servers=_as_tuple(config["MCP_AUTH_AUTHORIZATION_SERVERS"]),
-            auth_scopes_supported=_as_tuple(config["MCP_AUTH_SCOPES_SUPPORTED"]),
-            auth_required_scopes=_as_tuple(config["MCP_AUTH_REQUIRED_SCOPES"]),
+            auth_authorization_servers=as_tuple(config["MCP_AUTH_AUTHORIZATION_SERVERS"]),
+            auth_scopes_supported=as_tuple(config["MCP_AUTH_SCOPES_SUPPORTED"]),
+            auth_required_scopes=as_tuple(config["MCP_AUTH_REQUIRED_SCOPES"]),
             auth_openapi=bool(config["MCP_AUTH_OPENAPI"]),
-            sessions_per_principal=_optional_positive(config, "MCP_SESSIONS_PER_PRINCIPAL"),
-            session_max_age=_optional_positive(config, "MCP_SESSION_MAX_AGE"),
+            sessions_per_principal=optional_positive(config, "MCP_SESSIONS_PER_PRINCIPAL"),
+            session_max_age=optional_positive(config, "MCP_SESSION_MAX_AGE"),
             filter_listings_by_permissions=bool(config["MCP_FILTER_LISTINGS_BY_PERMISSIONS"]),
             require_permissions=bool(config["MCP_REQUIRE_PERMISSIONS"]),
             rate_limit=parse_limit(config["MCP_RATE_LIMIT"]),
             session_rate_limit=parse_limit(config["MCP_SESSION_RATE_LIMIT"]),
             max_sessions=max_sessions,
-            store_high_water=_fraction(config, "MCP_STORE_HIGH_WATER"),
-            max_subscriptions=_optional_positive(config, "MCP_MAX_SUBSCRIPTIONS"),
-            inflight_ttl=_positive(config, "MCP_INFLIGHT_TTL"),
-            max_streams=_positive(config, "MCP_MAX_STREAMS"),
+            store_high_water=fraction(config, "MCP_STORE_HIGH_WATER"),
+            max_subscriptions=optional_positive(config, "MCP_MAX_SUBSCRIPTIONS"),
+            inflight_ttl=positive(config, "MCP_INFLIGHT_TTL"),
+            max_streams=positive(config, "MCP_MAX_STREAMS"),
             sse_idle_timeout=float(config["MCP_SSE_IDLE_TIMEOUT"]),
-            sse_replay_max=_positive(config, "MCP_SSE_REPLAY_MAX"),
-            sse_replay_age=_positive(config, "MCP_SSE_REPLAY_AGE"),
-            body_timeout=_optional_number(config, "MCP_BODY_TIMEOUT"),
+            sse_replay_max=positive(config, "MCP_SSE_REPLAY_MAX"),
+            sse_replay_age=positive(config, "MCP_SSE_REPLAY_AGE"),
+            body_timeout=optional_number(config, "MCP_BODY_TIMEOUT"),
             cache_config=_cache_config(config, _CACHE_PREFIX, max_sessions),
             ephemeral_cache_overrides=_cache_config(config, _EPHEMERAL_PREFIX, None),
             json_limits=JSONLimits(
-                max_keys=_positive(config, "MCP_MAX_JSON_KEYS"),
-                max_depth=_positive(config, "MCP_MAX_JSON_DEPTH"),
-                max_string=_optional_positive(config, "MCP_MAX_JSON_STRING"),
+                max_keys=positive(config, "MCP_MAX_JSON_KEYS"),
+                max_depth=positive(config, "MCP_MAX_JSON_DEPTH"),
+                max_string=optional_positive(config, "MCP_MAX_JSON_STRING"),
             ),
-            max_uri_length=_positive(config, "MCP_MAX_URI_LENGTH"),
+            max_uri_length=positive(config, "MCP_MAX_URI_LENGTH"),
             modern_era=bool(config["MCP_MODERN_ERA"]),
-            client_cache_ttl_ms=_milliseconds(config, "MCP_CLIENT_CACHE_TTL"),
-            client_cache_scope=_scope(config["MCP_CLIENT_CACHE_SCOPE"]),
+            client_cache_ttl_ms=milliseconds(config, "MCP_CLIENT_CACHE_TTL"),
+            client_cache_scope=scope(config["MCP_CLIENT_CACHE_SCOPE"]),
             request_state_secret=config["MCP_REQUEST_STATE_SECRET"] or config.get("SECRET_KEY") or None,
-            request_state_ttl=_positive(config, "MCP_REQUEST_STATE_TTL"),
-            request_state_max_bytes=_positive(config, "MCP_REQUEST_STATE_MAX_BYTES"),
-            listen_max_lifetime=float(_positive_number(config, "MCP_LISTEN_MAX_LIFETIME")),
+            request_state_ttl=positive(config, "MCP_REQUEST_STATE_TTL"),
+            request_state_max_bytes=positive(config, "MCP_REQUEST_STATE_MAX_BYTES"),
+            listen_max_lifetime=float(positive_number(config, "MCP_LISTEN_MAX_LIFETIME")),
         )
-
-
-def _optional_positive(config: t.Mapping[str, t.Any], key: str) -> int | None:
-    value = config[key]
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{key} must be a positive integer or None, not {value!r}")
-    return value
 
 
 def _cache_config(config: t.Mapping[str, t.Any], prefix: str, max_sessions: int | None) -> dict[str, t.Any]:
     """``CACHE_*`` settings from the keys starting with *prefix*; ``None`` values are left out."""
     found = {"CACHE_" + key[len(prefix) :]: value for key, value in config.items() if key.startswith(prefix)}
+    kind = found.get("CACHE_TYPE")
+    if isinstance(kind, str) and kind.lower().replace("_", "") in _CACHE_TYPES:
+        found["CACHE_TYPE"] = _CACHE_TYPES[kind.lower().replace("_", "")]
     if str(found.get("CACHE_TYPE", "")).endswith("RedisCache") and "CACHE_OPTIONS" not in found:
         # A Redis that stops answering must fail requests in bounded time (503), not hang them.
         found["CACHE_OPTIONS"] = {"socket_timeout": 5, "socket_connect_timeout": 5}
@@ -339,67 +375,15 @@ def _cache_config(config: t.Mapping[str, t.Any], prefix: str, max_sessions: int 
     return {key: value for key, value in found.items() if value is not None}
 
 
-def _positive(config: t.Mapping[str, t.Any], key: str) -> int:
-    value = _optional_positive(config, key)
-    if value is None:
-        raise ValueError(f"{key} must be a positive integer")
-    return value
-
-
-def _fraction(config: t.Mapping[str, t.Any], key: str) -> float:
-    value = config[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-        raise ValueError(f"{key} must be a number in (0, 1], not {value!r}")
-    return float(value)
-
-
-def _optional_number(config: t.Mapping[str, t.Any], key: str) -> float | None:
-    value = config[key]
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"{key} must be a positive number or None, not {value!r}")
-    return value
-
-
-def _positive_number(config: t.Mapping[str, t.Any], key: str) -> float:
-    value = _optional_number(config, key)
-    if value is None:
-        raise ValueError(f"{key} must be a positive number")
-    return value
-
-
-def _milliseconds(config: t.Mapping[str, t.Any], key: str) -> int:
-    value = config[key]
-    if isinstance(value, datetime.timedelta):
-        value = value.total_seconds()
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ValueError(f"{key} must be a number of seconds (>= 0) or a timedelta, not {value!r}")
-    return round(value * 1000)
-
-
-def _scope(value: t.Any) -> t.Literal["public", "private"] | None:
-    if value not in (None, "public", "private"):
-        raise ValueError(f'MCP_CLIENT_CACHE_SCOPE must be "public", "private" or None, not {value!r}')
-    return t.cast('t.Literal["public", "private"] | None', value)
-
-
 def _tool_defaults(config: t.Mapping[str, t.Any]) -> ToolDefaults:
-    max_bytes = _optional_number(config, "MCP_MAX_RESULT_BYTES")
+    max_bytes = optional_number(config, "MCP_MAX_RESULT_BYTES")
     return ToolDefaults(
         output_format=coerce(OutputFormat, config["MCP_OUTPUT_FORMAT"], "MCP_OUTPUT_FORMAT"),
         include_structured_content=bool(config["MCP_INCLUDE_STRUCTURED_CONTENT"]),
         include_output_schema=bool(config["MCP_INCLUDE_OUTPUT_SCHEMA"]),
-        timeout=_optional_number(config, "MCP_TOOL_TIMEOUT"),
+        timeout=optional_number(config, "MCP_TOOL_TIMEOUT"),
         max_result_bytes=None if max_bytes is None else int(max_bytes),
         error_format=coerce(ErrorFormat, config["MCP_ERROR_FORMAT"], "MCP_ERROR_FORMAT"),
         include_validation_value=bool(config["MCP_INCLUDE_VALIDATION_VALUE"]),
         spill_ttl=int(config["MCP_SPILL_TTL"]),
     )
-
-
-def _as_tuple(value: str | t.Iterable[str]) -> tuple[str, ...]:
-    # A single string is one entry; config files often give "a,b" too.
-    if isinstance(value, str):
-        return tuple(part.strip() for part in value.split(",") if part.strip())
-    return tuple(value)
