@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .auth.gate import current_principal
 from .components.bulk import ToolDefinition
+from .config import UnknownSettingWarning
 from .core.context import Context
 from .core.input_requests import Elicit, ElicitResult, InputRequest, ListRoots, Sample
 from .extension import MCP
@@ -88,6 +89,7 @@ __all__ = [
     "ToolTimeout",
     "ToonUnavailableWarning",
     "UnknownArguments",
+    "UnknownSettingWarning",
     "UnprotectedToolError",
     "UnprotectedToolWarning",
     "current_principal",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp.config import Settings
+from flask_mcp.config import Settings, UnknownSettingWarning
 from flask_mcp.protocol.strict_json import JSONLimits
 
 
@@ -121,3 +123,55 @@ def test_invalid_input_limits_are_refused(key: str, value: object) -> None:
 def test_only_the_string_limit_may_be_none(key: str) -> None:
     with pytest.raises(ValueError, match=key):
         settings(**{key: None})
+
+
+@pytest.mark.parametrize(
+    ("key", "hint"),
+    [
+        ("MCP_STATELES", "did you mean MCP_STATELESS?"),
+        ("MCP_PAGESIZE", "did you mean MCP_PAGE_SIZE?"),
+        ("MCP_WHATEVER", ""),
+    ],
+)
+def test_unknown_keys_warn_naming_the_closest_setting(key: str, hint: str) -> None:
+    with pytest.warns(UnknownSettingWarning, match=f"{key} is not a flask_mcp setting and is ignored") as caught:
+        settings(**{key: True})
+    assert str(caught[0].message).endswith(hint or "ignored")
+
+
+def test_cache_keys_are_not_unknown(recwarn: pytest.WarningsRecorder) -> None:
+    settings(**{"MCP_CACHE_DEFAULT_TIMEOUT": 10, "MCP_EPHEMERAL_CACHE_THRESHOLD": 5})
+    assert not [w for w in recwarn if issubclass(w.category, UnknownSettingWarning)]
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("redis", "RedisCache"),
+        ("Redis", "RedisCache"),
+        ("simple", "SimpleCache"),
+        ("null", "NullCache"),
+        ("RedisCache", "RedisCache"),
+    ],
+)
+def test_cache_types_take_their_short_names(written: str, meant: str) -> None:
+    assert settings(**{"MCP_CACHE_TYPE": written}).cache_config["CACHE_TYPE"] == meant
+
+
+@pytest.mark.parametrize(("value", "ms"), [(0, 0), (1.5, 1500), (timedelta(minutes=2), 120_000)])
+def test_client_cache_ttl_is_seconds_or_a_timedelta(value: object, ms: int) -> None:
+    assert settings(**{"MCP_CLIENT_CACHE_TTL": value}).client_cache_ttl_ms == ms
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("MCP_CLIENT_CACHE_TTL", -1), ("MCP_CLIENT_CACHE_SCOPE", "shared"), ("MCP_REQUEST_STATE_TTL", 0)]
+)
+def test_modern_settings_are_checked(key: str, value: object) -> None:
+    with pytest.raises(ValueError, match=key):
+        settings(**{key: value})
+
+
+def test_the_request_state_key_falls_back_to_the_secret_key() -> None:
+    assert settings(**{"SECRET_KEY": "app-secret"}).request_state_secret == "app-secret"
+    assert settings(**{"SECRET_KEY": "s", "MCP_REQUEST_STATE_SECRET": "own"}).request_state_secret == "own"
+    assert settings().request_state_secret is None
