@@ -35,6 +35,7 @@ from .model import (
     normalize_icons,
     output_schema_from_hints,
 )
+from .signature_checks import check_parameters
 from .uri_template import URITemplate
 
 __all__ = ["PromptOptions", "ResourceOptions", "ToolOptions", "build_prompt", "build_resource", "build_tool"]
@@ -240,6 +241,15 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
             f"tool {name!r}: unknown_arguments='passthrough' with argument_binding='spread' needs a function "
             "that takes **kwargs to receive them; add **kwargs or use argument_binding='bundle'"
         )
+    check_parameters(
+        name,
+        func,
+        binding,
+        # The names the loaded data has (a field's data_key is only its name on the wire).
+        set(arguments.get("properties") or ()) if isinstance(arguments, dict) else set(arguments.load_fields),
+        context_parameter(func),
+        has_provider=options.get("kwargs") is not None,
+    )
     output_schema = options.get("output_schema")
     return Tool(
         func=func,
@@ -290,13 +300,15 @@ def _input_schema(
     return schema_from_signature(func, name=f"{name}_arguments", exclude=RESERVED_NAMES)()
 
 
+def _declared(schema: ma.Schema | dict[str, t.Any]) -> set[str]:
+    """The argument names an input schema declares."""
+    if isinstance(schema, dict):
+        return set(schema.get("properties") or ())
+    return {field.data_key or key for key, field in schema.load_fields.items()}
+
+
 def _check_reserved(name: str, schema: ma.Schema | dict[str, t.Any]) -> None:
-    declared = (
-        set(schema.get("properties") or ())
-        if isinstance(schema, dict)
-        else {field.data_key or key for key, field in schema.load_fields.items()}
-    )
-    clash = sorted(declared & RESERVED_NAMES)
+    clash = sorted(_declared(schema) & RESERVED_NAMES)
     if clash:
         raise ValueError(
             f"tool {name!r}: argument name(s) {', '.join(clash)} are reserved for what the server passes "

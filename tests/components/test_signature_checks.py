@@ -1,0 +1,77 @@
+"""Signatures no call could satisfy are refused at registration, naming the parameter and the way out."""
+
+from __future__ import annotations
+
+import typing as t
+
+import marshmallow as ma
+import pytest
+from marshmallow import fields
+
+from flask_mcp import MCP, Context, Principal
+
+
+class InvoiceIn(ma.Schema):
+    amount = fields.Integer(required=True)
+
+
+@pytest.mark.parametrize("hint", [str, int, "str | None", bool | None])
+def test_a_reserved_name_annotated_as_a_plain_value_is_refused(hint: t.Any) -> None:
+    mcp = MCP(name="checks")
+
+    def send_message(user: str, text: str) -> str:
+        return text
+
+    send_message.__annotations__["user"] = hint
+    with pytest.raises(
+        ValueError, match=r"parameter 'user' has a reserved name.*rename it \(for example 'user_name'\)"
+    ):
+        mcp.tool(send_message)
+
+
+def test_reserved_names_that_take_what_the_server_passes_still_register() -> None:
+    mcp = MCP(name="checks")
+
+    @mcp.tool
+    def whoami(user: Principal | None, request: t.Any, context: Context, text: str) -> str:
+        return text
+
+    @mcp.tool
+    def plain(user, data: dict[str, t.Any], text: str) -> str:  # type: ignore[no-untyped-def]
+        return text
+
+    assert set(mcp.tools) == {"whoami", "plain"}
+
+
+def test_a_required_parameter_nothing_supplies_is_refused() -> None:
+    mcp = MCP(name="checks")
+    with pytest.raises(
+        ValueError, match=r"parameter 'tenant_id' is required, but nothing supplies it \(with argument_binding='bundle'"
+    ):
+
+        @mcp.tool(argument_binding="bundle")
+        def create_invoice(data: InvoiceIn, tenant_id: int) -> str:
+            return "created"
+
+
+def test_an_explicit_schema_must_declare_what_the_function_needs() -> None:
+    mcp = MCP(name="checks")
+    with pytest.raises(ValueError, match=r"parameter 'note' is required.*the input schema does not declare it"):
+
+        @mcp.tool(input_schema=InvoiceIn)
+        def bill(amount: int, note: str) -> str:
+            return note
+
+
+def test_a_default_or_a_provider_supplies_it() -> None:
+    mcp = MCP(name="checks")
+
+    @mcp.tool(argument_binding="bundle")
+    def with_default(data: InvoiceIn, tenant_id: int = 1) -> str:
+        return "ok"
+
+    @mcp.tool(argument_binding="bundle", kwargs=lambda ctx: {"tenant_id": 7})
+    def with_provider(data: InvoiceIn, tenant_id: int) -> str:
+        return "ok"
+
+    assert set(mcp.tools) == {"with_default", "with_provider"}
