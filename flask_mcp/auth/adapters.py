@@ -103,6 +103,8 @@ class FlaskLoginBackend(UserFunctionBackend):
     :param scopes: the scopes of a user (``lambda user: user.permissions``); none by default.
     """
 
+    credential_hint = "sign in first: the app's session cookie (or its Flask-Login request loader) identifies you"
+
     def __init__(self, scopes: ScopesOf | None = None) -> None:
         super().__init__(self._current_user, scopes=scopes)
 
@@ -134,6 +136,8 @@ class HTTPAuthBackend(UserFunctionBackend):
         super().__init__(self._user, scopes=scopes)
         self.auth = auth
         self.scheme = str(getattr(auth, "scheme", None) or "Bearer")
+        header = getattr(auth, "header", None) or "Authorization"
+        self.credential_hint = f"send your credentials in an '{header}: {self.scheme} ...' header"
 
     def has_credentials(self, request: Request) -> bool:
         """Whether the object finds credentials of its scheme (or custom header)."""

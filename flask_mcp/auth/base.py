@@ -28,6 +28,9 @@ class AuthBackend:
     #: request would let a client pick the audience its token was minted for.
     checks_audience: bool = False
 
+    #: How a client sends its credential, for the message of a 401.
+    credential_hint: str = "send the access token in an 'Authorization: Bearer <token>' header"
+
     def configure(self, resource: str | None) -> None:
         """Called once when the app is set up, with ``MCP_AUTH_RESOURCE`` (``None`` when unset)."""
 

@@ -96,7 +96,7 @@ class AuthGate:
                 self.challenge(error="invalid_token", scopes=self.settings.auth_required_scopes),
             )
         raise Unauthorized(
-            "Unauthorized: this server requires authentication",
+            f"Unauthorized: this server requires authentication; {self.backend.credential_hint}",
             self.challenge(scopes=self.settings.auth_required_scopes),
         )
 

@@ -50,6 +50,8 @@ class StaticTokenBackend(AuthBackend):
         if not tokens:
             raise ValueError("StaticTokenBackend needs at least one token")
         self.api_key_header = api_key_header
+        if api_key_header is not None:
+            self.credential_hint = f"{self.credential_hint}, or the key in a {api_key_header!r} header"
         self._entries: list[tuple[bytes, Principal]] = []
         for token, entry in tokens.items():
             digest = (

@@ -319,3 +319,30 @@ async def test_sdk_client_with_bearer_token(app: Flask, live_server: t.Any) -> N
             async with Client(url, mode="legacy") as client:
                 await client.call_tool("whoami", {})
         assert refused.group_contains(MCPError, match="Unauthorized", depth=2)
+
+
+@pytest.mark.parametrize(
+    ("config", "hint"),
+    [
+        ({"MCP_AUTH_TOKENS": {"t": "ada"}}, "send the access token in an 'Authorization: Bearer <token>' header"),
+        (
+            {"MCP_AUTH_TOKENS": {"t": "ada"}, "MCP_AUTH_API_KEY_HEADER": "X-API-Key"},
+            "'Authorization: Bearer <token>' header, or the key in a 'X-API-Key' header",
+        ),
+    ],
+)
+def test_the_401_says_how_to_authenticate(make_app: t.Any, config: dict[str, t.Any], hint: str) -> None:
+    """A newcomer reading the error learns which header to send."""
+    server = MCP(name="guarded")
+
+    @server.tool(permissions=[])
+    def hello() -> str:
+        return "hello"
+
+    response = (
+        make_app(server, **config)
+        .test_client()
+        .post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers={"Accept": "application/json"})
+    )
+    assert response.status_code == 401
+    assert hint in response.get_json()["error"]["message"]
