@@ -31,7 +31,7 @@ from ..protocol.params import validate_notification_params
 from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ..stores.events import parse_event_id
 from ..stores.failures import unavailable
-from . import modern, streaming
+from . import landing, modern, streaming
 from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
 
@@ -91,6 +91,9 @@ def endpoint() -> Response:
         if method == "OPTIONS":
             # A CORS preflight never carries credentials.
             return Response(status=204, headers={"Allow": _allowed(state)})
+        if method == "GET" and not environ.get(_SESSION_KEY) and landing.wants_html(environ):
+            # A person opened the URL: say what this is (it tells nothing a client could not discover).
+            return landing.page(state)
         principal = None
         if state.auth is not None:
             # Before any session lookup: without a credential nobody learns

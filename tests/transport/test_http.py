@@ -940,3 +940,42 @@ def test_user_cache_must_be_set_up_first() -> None:
     app = Flask("unbound_cache")
     with pytest.raises(RuntimeError, match="init_app"):
         MCP(cache=Cache(config={"CACHE_TYPE": "SimpleCache"})).init_app(app)
+
+
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+def test_a_browser_gets_a_page_saying_what_the_endpoint_is(make_app: t.Callable[..., Flask]) -> None:
+    server = MCP(name="shop <b>", version="1.2.3")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    response = make_app(server).test_client().get("/mcp", headers={"Accept": BROWSER_ACCEPT})
+    assert response.status_code == 200 and response.mimetype == "text/html"
+    text = response.get_data(as_text=True)
+    assert "shop &lt;b&gt;" in text and "shop <b>" not in text  # escaped
+    assert "http://localhost/mcp" in text and "/mcp/rest/docs" in text
+    assert response.headers["Content-Security-Policy"].startswith("default-src 'none'")
+
+
+def test_mcp_clients_keep_the_protocols_answers(make_app: t.Callable[..., Flask]) -> None:
+    http = make_app(MCP(name="shop")).test_client()
+    stream = http.get("/mcp", headers={"Accept": "text/event-stream"})
+    assert stream.status_code == 405 and stream.mimetype == "application/json"
+    both = http.get("/mcp", headers={"Accept": "text/html, text/event-stream"})
+    assert both.status_code == 405
+
+
+def test_the_page_of_a_protected_server_says_how_to_authenticate(make_app: t.Callable[..., Flask]) -> None:
+    server = MCP(name="guarded")
+
+    @server.tool(permissions=[])
+    def hello() -> str:
+        return "hello"
+
+    response = (
+        make_app(server, MCP_AUTH_TOKENS={"t": "ada"}).test_client().get("/mcp", headers={"Accept": BROWSER_ACCEPT})
+    )
+    assert response.status_code == 200 and "Authorization: Bearer" in response.get_data(as_text=True)
