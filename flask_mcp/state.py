@@ -173,6 +173,8 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
             max_age=settings.session_max_age,
             per_owner=settings.sessions_per_principal,
             read_along=REGISTRY_KEY,
+            # A store in this process's memory marks its ids, to tell "another process made it".
+            origin=secrets.token_hex(4) if is_process_local(backend) else None,
         )
         # Shorter-lived than any session: a Redis evicting by nearest expiry
         # (volatile-ttl) takes these before a session in use.

@@ -42,6 +42,7 @@ TYPE_ONLY_UPWARD: set[tuple[str, str]] = {
     ("flask_mcp.globals", "flask_mcp.state"),
     ("flask_mcp.transport.cgi", "flask_mcp.state"),
     ("flask_mcp.transport.http", "flask_mcp.state"),
+    ("flask_mcp.transport.landing", "flask_mcp.state"),
     ("flask_mcp.transport.listen", "flask_mcp.state"),
     ("flask_mcp.transport.modern", "flask_mcp.state"),
     ("flask_mcp.transport.openapi", "flask_mcp.state"),

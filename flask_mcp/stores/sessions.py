@@ -61,6 +61,9 @@ class SessionStore:
     :param read_along: a key read in the same round trip as every session
         :meth:`open` loads (the shared registry's record), handed over as
         :attr:`Session.read_along`.
+    :param origin: set for a store only this process can see (SimpleCache):
+        a mark put before every id it mints, so that an id minted by another
+        process can be told from an unknown one (:meth:`minted_elsewhere`).
     """
 
     def __init__(
@@ -72,8 +75,10 @@ class SessionStore:
         per_owner: int | None = None,
         clock: t.Callable[[], float] | None = None,
         read_along: str | None = None,
+        origin: str | None = None,
     ) -> None:
         self.cache = cache
+        self.origin = origin
         self.read_along = read_along
         self.ttl = ttl
         self.max_age = max_age
@@ -95,12 +100,21 @@ class SessionStore:
         created = self.clock()
         for _ in range(3):
             session_id = secrets.token_urlsafe(32)
+            if self.origin is not None:
+                session_id = f"{self.origin}.{session_id}"
             session = Session(session_id, state, owner, created)
             if self.cache.add(_KEY + session_id, self._record(session), timeout=self._timeout(session)):
                 if owner is not None and self.per_owner is not None:
                     self._index(session)
                 return session_id
         raise RuntimeError("could not store a new MCP session; is the session cache reachable?")
+
+    def minted_elsewhere(self, session_id: str) -> bool:
+        """Whether *session_id* was minted by another process's own store (so this one cannot know it)."""
+        if self.origin is None:
+            return False
+        mark, dot, _ = session_id.partition(".")
+        return bool(dot) and mark != self.origin and len(mark) == len(self.origin)
 
     def open(self, session_id: str, owner: str | None = None) -> Session | None:
         """The live session *session_id* of *owner*, or ``None`` if unknown, expired, deleted or not theirs."""

@@ -281,9 +281,24 @@ def _session(
     # Another principal's session is answered exactly like an unknown one.
     session = state.sessions.open(session_id, _owner(principal)) if state.sessions is not None else None
     if session is None:
-        raise _Reject(error_response(404, "Session not found", SESSION_NOT_FOUND, msg_id=msg_id))
+        raise _Reject(_session_not_found(state, session_id, msg_id))
     state.keep_in_step(session)
     return session
+
+
+#: Why a session can be unknown to one process while another has it.
+_ELSEWHERE = (
+    "Session not found: it was created by another server process, and with the default SimpleCache "
+    "sessions live in one process's memory. Use a shared store (MCP_CACHE_TYPE = 'redis'), "
+    "or clients of the 2026-07-28 revision, which need no session"
+)
+
+
+def _session_not_found(state: MCPState, session_id: str, msg_id: jsonrpc.RequestId | None) -> Response:
+    if state.sessions is not None and state.sessions.minted_elsewhere(session_id):
+        data = {"reason": "another_process", "store": "process-local (SimpleCache)"}
+        return error_response(404, _ELSEWHERE, SESSION_NOT_FOUND, msg_id=msg_id, data=data)
+    return error_response(404, "Session not found", SESSION_NOT_FOUND, msg_id=msg_id)
 
 
 def _get(state: MCPState, environ: WSGIEnvironment, principal: Principal | None) -> Response:
@@ -304,5 +319,5 @@ def _delete(state: MCPState, environ: WSGIEnvironment, principal: Principal | No
     if not session_id:
         return error_response(400, f"Bad Request: missing {SESSION_HEADER} header")
     if state.sessions is None or not state.sessions.delete(session_id, _owner(principal)):
-        return error_response(404, "Session not found", SESSION_NOT_FOUND)
+        return _session_not_found(state, session_id, None)
     return Response(status=204)

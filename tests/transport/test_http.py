@@ -979,3 +979,24 @@ def test_the_page_of_a_protected_server_says_how_to_authenticate(make_app: t.Cal
         make_app(server, MCP_AUTH_TOKENS={"t": "ada"}).test_client().get("/mcp", headers={"Accept": BROWSER_ACCEPT})
     )
     assert response.status_code == 200 and "Authorization: Bearer" in response.get_data(as_text=True)
+
+
+def test_a_session_of_another_process_is_named_as_such(make_app: t.Callable[..., Flask], make_client: t.Any) -> None:
+    """Two apps, each with its own SimpleCache, stand for two worker processes."""
+    server = MCP(name="workers")
+    first, second = make_app(server), make_app(server)
+    client = make_client(first)
+    client.initialize()
+    elsewhere = make_client(second)
+    elsewhere.session_id, elsewhere.protocol_version = client.session_id, client.protocol_version
+    response = elsewhere.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert response.status_code == 404
+    error = response.get_json()["error"]
+    assert error["code"] == -32001 and "another server process" in error["message"] and "redis" in error["message"]
+    assert error["data"]["reason"] == "another_process"
+    # An id nobody minted is just unknown.
+    elsewhere.session_id = "nothing"
+    assert (
+        elsewhere.post({"jsonrpc": "2.0", "id": 2, "method": "ping"}).get_json()["error"]["message"]
+        == "Session not found"
+    )
