@@ -24,7 +24,7 @@ from .policies.ratelimit import Limit, parse_limit
 from .policies.tool import ToolDefaults
 from .protocol.strict_json import DEFAULT_LIMITS, JSONLimits
 
-__all__ = ["DEFAULTS", "Settings", "UnknownSettingWarning"]
+__all__ = ["DEFAULTS", "LateSettingWarning", "Settings", "UnknownSettingWarning", "changed_settings"]
 
 #: Every configuration key with its default. ``init_app`` fills in the missing
 #: ones with ``app.config.setdefault`` so ``app.config`` shows what is in force.
@@ -198,6 +198,15 @@ _CACHE_TYPES = {
 
 class UnknownSettingWarning(UserWarning):
     """An ``MCP_*`` key in the config that flask_mcp does not know: most likely a typo."""
+
+
+class LateSettingWarning(UserWarning):
+    """An ``MCP_*`` key changed after the extension was set up, when it no longer has any effect."""
+
+
+def changed_settings(read: t.Mapping[str, t.Any], config: t.Mapping[str, t.Any]) -> list[str]:
+    """The ``MCP_*`` keys whose value in *config* is not the one *read* when the extension was set up."""
+    return sorted(key for key, value in config.items() if key.startswith("MCP_") and read.get(key, value) != value)
 
 
 def _warn_unknown(config: t.Mapping[str, t.Any]) -> None:

@@ -14,6 +14,7 @@ import inspect
 import logging
 import secrets
 import typing as t
+import warnings
 
 from flask import Flask, current_app, has_request_context, request
 from flask_caching import Cache
@@ -21,7 +22,7 @@ from flask_caching.backends import NullCache
 from werkzeug.exceptions import HTTPException
 
 from .auth import AuthGate, StaticTokenBackend
-from .config import Settings
+from .config import LateSettingWarning, Settings, changed_settings
 from .core.server import Server
 from .policies.ratelimit import CacheRateLimiter
 from .protocol.errors import NotFoundError, ToolError
@@ -75,6 +76,22 @@ class MCPState:
     waker: Waker = dataclasses.field(default_factory=Waker)
     #: GET streams this process holds open (counted against ``MCP_MAX_STREAMS``).
     streams: StreamSlots = dataclasses.field(default_factory=lambda: StreamSlots(32))
+    #: The ``MCP_*`` values the settings were read from, until the first request compares them.
+    settings_read: dict[str, t.Any] | None = None
+
+    def check_settings_unchanged(self, config: t.Mapping[str, t.Any]) -> None:
+        """Warn, once, about ``MCP_*`` keys set after the extension read them (they do nothing)."""
+        read, self.settings_read = self.settings_read, None
+        if read is None:
+            return
+        changed = changed_settings(read, config)
+        if changed:
+            warnings.warn(
+                f"{', '.join(changed)} changed after the MCP extension was set up, and has no effect: "
+                "flask_mcp reads its settings once, in init_app; set MCP_* keys before it",
+                LateSettingWarning,
+                stacklevel=2,
+            )
 
     def keep_in_step(self, session: Session | None = None) -> None:
         """Apply run-time registry changes other processes made, before a request is handled.
@@ -233,4 +250,5 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         store_is_shared=not is_process_local(backend),
         waker=waker,
         streams=StreamSlots(settings.max_streams),
+        settings_read={key: value for key, value in app.config.items() if key.startswith("MCP_")},
     )

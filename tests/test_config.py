@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from datetime import timedelta
 
 import pytest
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp.config import Settings, UnknownSettingWarning
+from flask_mcp.config import LateSettingWarning, Settings, UnknownSettingWarning
 from flask_mcp.protocol.strict_json import JSONLimits
 
 
@@ -175,3 +176,16 @@ def test_the_request_state_key_falls_back_to_the_secret_key() -> None:
     assert settings(**{"SECRET_KEY": "app-secret"}).request_state_secret == "app-secret"
     assert settings(**{"SECRET_KEY": "s", "MCP_REQUEST_STATE_SECRET": "own"}).request_state_secret == "own"
     assert settings().request_state_secret is None
+
+
+def test_a_setting_changed_after_init_app_warns_at_the_first_request() -> None:
+    app = Flask(__name__)
+    MCP(name="late").init_app(app)
+    app.config["MCP_PAGE_SIZE"] = 5  # too late: the settings were read in init_app
+    http = app.test_client()
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    with pytest.warns(LateSettingWarning, match="MCP_PAGE_SIZE changed after the MCP extension was set up"):
+        http.post("/mcp", json=body, headers={"Accept": "application/json"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LateSettingWarning)  # once is enough
+        http.post("/mcp", json=body, headers={"Accept": "application/json"})

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import typing as t
 
-from flask import Response, request
+from flask import Response, current_app, request
 
 from ..auth.gate import Unauthorized, error_status
 from ..core.client import ClientState
@@ -82,6 +82,8 @@ def error_response(
 def endpoint() -> Response:
     """The view function behind the MCP URL."""
     state = current_state()
+    if state.settings_read is not None:  # the first request: were settings changed too late?
+        state.check_settings_unchanged(current_app.config)
     # Headers are read straight from the WSGI environ: on the hot path this
     # is measurably cheaper than going through ``request`` for each one.
     environ = request.environ
