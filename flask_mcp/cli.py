@@ -29,6 +29,7 @@ from flask import current_app
 from flask.cli import AppGroup
 
 from .auth.local import TOKEN_ENV, LocalAuthError, local_principal
+from .cli_arguments import ArgumentError, parse_arguments
 from .core.client import ClientState
 from .globals import state_of
 from .protocol import jsonrpc
@@ -252,22 +253,44 @@ def list_command(era: str, token: str | None) -> None:
 
 @mcp_group.command("call")
 @click.argument("name")
-@click.argument("arguments", required=False, default="{}", metavar="[JSON]")
+@click.argument("arguments", nargs=-1, metavar="[JSON | KEY=VALUE...]")
+@click.option(
+    "--output",
+    type=click.Choice(["result", "text", "structured"]),
+    default="result",
+    show_default=True,
+    help="The whole result as JSON, the text of its content blocks, or its structuredContent as JSON.",
+)
 @era_option
 @answers_option
 @token_option
-def call_command(name: str, arguments: str, era: str, answers: str | None, token: str | None) -> None:
-    """Call the tool NAME with JSON arguments and print the result.
+def call_command(
+    name: str, arguments: tuple[str, ...], output: str, era: str, answers: str | None, token: str | None
+) -> None:
+    """Call the tool NAME and print the result.
 
-    The exit code is 1 when the tool reports an error (``isError``).
+    The arguments are one JSON object ('{"a": 1}') or KEY=VALUE pairs (a=1 b=2),
+    each value read as the tool's input schema types it. The exit code is 1
+    when the tool reports an error (isError).
     """
-    parsed = _json_object(arguments, "JSON")
-    given = {} if answers is None else _json_object(answers, "--answers", "a JSON object of answers by key")
     app = current_app._get_current_object()  # type: ignore[attr-defined]
+    tool = state_of(app).server.registry.tools.get(name)
+    try:
+        parsed = parse_arguments(arguments, tool.descriptor["inputSchema"] if tool is not None else {})
+    except ArgumentError as exc:
+        raise click.BadParameter(str(exc), param_hint="ARGUMENTS") from None
+    given = {} if answers is None else _json_object(answers, "--answers", "a JSON object of answers by key")
     result = _request_with_rounds(
         app, "tools/call", {"name": name, "arguments": parsed}, era, given, _caller(app, token)
     )
-    click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+    if output == "text":
+        click.echo(
+            "\n".join(block.get("text", "") for block in result.get("content", []) if block.get("type") == "text")
+        )
+    elif output == "structured":
+        click.echo(json.dumps(result.get("structuredContent"), indent=2, ensure_ascii=False))
+    else:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
     if result.get("isError"):
         sys.exit(1)
 

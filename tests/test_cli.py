@@ -243,3 +243,39 @@ def test_call_rejects_bad_answers(runner: FlaskCliRunner, answers: str, message:
     result = runner.invoke(args=["mcp", "call", "add", '{"a": 1, "b": 2}', "--answers", answers])
     assert result.exit_code == 2
     assert message in result.stderr and "--answers" in result.stderr
+
+
+def test_call_takes_key_value_pairs_typed_by_the_schema(make_app: t.Callable[..., Flask], mcp: MCP) -> None:
+    @mcp.tool
+    def describe(name: str, count: int, ratio: float, on: bool, tags: list[str], code: str = "") -> dict[str, t.Any]:
+        return {"name": name, "count": count, "ratio": ratio, "on": on, "tags": tags, "code": code}
+
+    runner = make_app(mcp).test_cli_runner()
+    args = ["mcp", "call", "describe", "name=Ada", "count=3", "ratio=2", "on=true", 'tags=["x"]', "code=007"]
+    result = runner.invoke(args=[*args, "--output", "structured"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {
+        "name": "Ada",
+        "count": 3,
+        "ratio": 2.0,
+        "on": True,
+        "tags": ["x"],
+        "code": "007",  # a string stays the text it is, digits or not
+    }
+    text = runner.invoke(args=["mcp", "call", "describe", *args[3:], "--output", "text"])
+    assert json.loads(text.stdout)["name"] == "Ada"
+
+
+@pytest.mark.parametrize(
+    ("pair", "message"),
+    [("count=three", "not a valid integer"), ("on=1", "not a valid boolean"), ("oops", "key=value")],
+)
+def test_call_names_a_pair_that_does_not_fit(
+    make_app: t.Callable[..., Flask], mcp: MCP, pair: str, message: str
+) -> None:
+    @mcp.tool
+    def tally(count: int = 0, on: bool = False) -> int:
+        return count
+
+    result = make_app(mcp).test_cli_runner().invoke(args=["mcp", "call", "tally", pair])
+    assert result.exit_code == 2 and message in result.stderr
