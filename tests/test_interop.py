@@ -19,12 +19,14 @@ import typing as t
 import zlib
 
 import anyio
+import httpx2
 import marshmallow as ma
 import mcp_types as types
 import pytest
 from flask import Flask, Response, abort, request
 from marshmallow import fields
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 
@@ -722,3 +724,29 @@ async def test_listen_streams_carry_tool_changes_and_resource_updates(
                 with anyio.fail_after(10):
                     updated = await notes_stream.__anext__()
                 assert isinstance(updated, ResourceUpdated) and str(updated.uri) == "notes://1"
+
+
+# -- a protected server ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_client_sends_its_token_in_every_request(
+    make_app: t.Callable[..., Flask], live_server: t.Any, mode: str
+) -> None:
+    """The official client with a bearer token, as docs/auth.rst shows it, in every mode."""
+    guarded = MCP(name="guarded")
+
+    @guarded.tool(permissions=[flask_mcp.ScopeRequired("notes:read")])
+    def notes() -> str:
+        return "the notes"
+
+    app = make_app(guarded, MCP_AUTH_TOKENS={"ada-token": {"subject": "ada", "scopes": ["notes:read"]}})
+    with serve(live_server, app) as endpoint:
+        http_client = httpx2.AsyncClient(headers={"Authorization": "Bearer ada-token"})
+        async with Client(streamable_http_client(endpoint, http_client=http_client), mode=mode) as client:
+            result = await client.call_tool("notes", {})
+        assert texts(result.content) == ["the notes"]
+        with pytest.raises(BaseExceptionGroup) as info:  # the client's task group reports the 401
+            async with Client(endpoint, mode=mode) as anonymous:
+                await anonymous.call_tool("notes", {})
+        assert info.group_contains(MCPError, match="requires authentication.*Authorization: Bearer", depth=2)
