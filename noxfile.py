@@ -1,6 +1,6 @@
 """Development sessions.
 
-``nox`` runs ``tests``, ``lint``, ``typing``, ``docs`` and ``conformance``; ``nox -s bench`` and
+``nox`` runs ``lint``, ``typing``, ``docs``, ``conformance`` and ``tests``; ``nox -s bench`` and
 ``nox -s fuzz`` and ``nox -s bench_streams`` on demand.
 
 Sessions run on whichever Python runs nox (``python=False`` would share its
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["tests", "lint", "typing", "docs", "conformance"]
+# The tests last: their summary is the run's closing word.
+nox.options.sessions = ["lint", "typing", "docs", "conformance", "tests"]
 
 #: The official conformance suite, pinned: the 0.1 line (handshake era) and the
 #: 0.2 line, whose requirement sets are frozen per revision.
