@@ -34,10 +34,7 @@ def optional_positive(config: t.Mapping[str, t.Any], key: str) -> int | None:
 
 def positive(config: t.Mapping[str, t.Any], key: str) -> int:
     """``config[key]``: a positive integer."""
-    value = optional_positive(config, key)
-    if value is None:
-        raise ValueError(f"{key} must be a positive integer")
-    return value
+    return _present(optional_positive(config, key), key, "a positive integer")
 
 
 def fraction(config: t.Mapping[str, t.Any], key: str) -> float:
@@ -60,9 +57,15 @@ def optional_number(config: t.Mapping[str, t.Any], key: str) -> float | None:
 
 def positive_number(config: t.Mapping[str, t.Any], key: str) -> float:
     """``config[key]``: a positive number."""
-    value = optional_number(config, key)
+    return _present(optional_number(config, key), key, "a positive number")
+
+
+_T = t.TypeVar("_T")
+
+
+def _present(value: _T | None, key: str, what: str) -> _T:
     if value is None:
-        raise ValueError(f"{key} must be a positive number")
+        raise ValueError(f"{key} must be {what}")
     return value
 
 

@@ -47,6 +47,7 @@ TYPE_ONLY_UPWARD: set[tuple[str, str]] = {
     ("flask_mcp.transport.modern", "flask_mcp.state"),
     ("flask_mcp.transport.openapi", "flask_mcp.state"),
     ("flask_mcp.transport.rest", "flask_mcp.state"),
+    ("flask_mcp.transport.status", "flask_mcp.state"),
     ("flask_mcp.transport.streaming", "flask_mcp.state"),
     # The gate is built from the app's settings.
     ("flask_mcp.auth.gate", "flask_mcp.config"),

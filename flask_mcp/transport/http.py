@@ -20,7 +20,7 @@ import typing as t
 
 from flask import Response, current_app, request
 
-from ..auth.gate import Unauthorized, error_status
+from ..auth.gate import Unauthorized
 from ..core.client import ClientState
 from ..globals import current_state
 from ..policies.ratelimit import caller_key
@@ -34,6 +34,7 @@ from ..stores.failures import unavailable
 from . import landing, modern, streaming
 from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
+from .status import json_answer
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
@@ -42,7 +43,7 @@ if t.TYPE_CHECKING:
     from ..state import MCPState
     from ..stores.sessions import Session
 
-__all__ = ["SESSION_HEADER", "VERSION_HEADER", "endpoint", "error_response"]
+__all__ = ["SESSION_HEADER", "VERSION_HEADER", "endpoint", "error_response", "json_answer"]
 
 logger = logging.getLogger("flask_mcp")
 
@@ -229,16 +230,6 @@ def _dispatch(
     if response is None:
         return Response(status=202)
     return json_answer(state, response)
-
-
-def json_answer(state: MCPState, response: dict[str, t.Any]) -> Response:
-    """A response envelope as plain JSON; permission denials become 403, rate limits 429, store outages 503."""
-    status, headers = 200, None
-    if "error" in response:
-        mapped = error_status(response["error"], state.auth)
-        if mapped is not None:
-            status, headers = mapped
-    return Response(state.server.serialize(response), status=status, headers=headers, content_type=JSON_CONTENT_TYPE)
 
 
 def _owner(principal: Principal | None) -> str | None:

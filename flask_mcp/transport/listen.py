@@ -26,7 +26,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 from ..stores.events import BROADCAST
 from ..stores.failures import unavailable
-from .status import http_status
+from .status import json_answer
 from .streaming import STREAM_RETRY_AFTER, sse_event
 
 if t.TYPE_CHECKING:
@@ -37,11 +37,6 @@ if t.TYPE_CHECKING:
 __all__ = ["IDLE", "follow", "respond", "subscription_of"]
 
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-
-
-def _json(state: MCPState, response: dict[str, t.Any]) -> Response:
-    status, headers = http_status(response, state.auth, modern=True)
-    return Response(state.server.serialize(response), status=status, headers=headers, content_type="application/json")
 
 
 def subscription_of(
@@ -61,14 +56,14 @@ def respond(state: MCPState, message: jsonrpc.Request, principal: Principal | No
     """Answer a (checked) modern ``subscriptions/listen`` request with its stream, or an error."""
     subscription, refusal = subscription_of(state, message, principal)
     if subscription is None:
-        return _json(state, t.cast(dict[str, t.Any], refusal))
+        return json_answer(state, t.cast(dict[str, t.Any], refusal), modern=True)
     if not state.streams.take():
         error = MCPError(
             SERVICE_UNAVAILABLE,
             f"Service Unavailable: this server holds {state.streams.limit} open streams; retry shortly",
             {"retryAfter": STREAM_RETRY_AFTER},
         )
-        return _json(state, jsonrpc.failure(message.id, error))
+        return json_answer(state, jsonrpc.failure(message.id, error), modern=True)
     try:
         events = t.cast("EventLog", state.events)
         start = events.last(None, BROADCAST)

@@ -26,7 +26,7 @@ from ..protocol.envelope import check_version_of, read_envelope
 from ..protocol.jsonrpc import INVALID_REQUEST, MCPError
 from . import listen, streaming
 from .routing_headers import check_routing_headers
-from .status import http_status
+from .status import json_answer
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
@@ -34,15 +34,7 @@ if t.TYPE_CHECKING:
     from ..policies.principal import Principal
     from ..state import MCPState
 
-__all__ = ["answer", "post"]
-
-_JSON = "application/json"
-
-
-def answer(state: MCPState, response: dict[str, t.Any]) -> Response:
-    """A modern response envelope as JSON, with its status."""
-    status, headers = http_status(response, state.auth, modern=True)
-    return Response(state.server.serialize(response), status=status, headers=headers, content_type=_JSON)
+__all__ = ["post"]
 
 
 def post(state: MCPState, environ: WSGIEnvironment, message: jsonrpc.Message, principal: Principal | None) -> Response:
@@ -50,7 +42,7 @@ def post(state: MCPState, environ: WSGIEnvironment, message: jsonrpc.Message, pr
     if isinstance(message, jsonrpc.Response):
         # The modern era has no server-to-client requests, so nothing to answer.
         error = MCPError(INVALID_REQUEST, "Invalid Request: clients do not send responses in the 2026-07-28 revision")
-        return answer(state, jsonrpc.failure(None, error))
+        return json_answer(state, jsonrpc.failure(None, error), modern=True)
     try:
         if isinstance(message, jsonrpc.Notification):
             # No client notification means anything over HTTP in this revision
@@ -61,10 +53,11 @@ def post(state: MCPState, environ: WSGIEnvironment, message: jsonrpc.Message, pr
         check_routing_headers(environ, message, state.server.registry, envelope.protocol_version)
         check_version_of(envelope)
     except MCPError as exc:
-        return answer(state, jsonrpc.failure(getattr(message, "id", None), exc))
+        return json_answer(state, jsonrpc.failure(getattr(message, "id", None), exc), modern=True)
     state.keep_in_step()
     if message.method == "subscriptions/listen":
         return listen.respond(state, message, principal)
     if state.server.needs_channel(message):
         return streaming.respond(state, message, ClientState(), principal, modern=True)
-    return answer(state, t.cast(dict[str, t.Any], state.server.handle(message, ClientState(), principal=principal)))
+    response = t.cast(dict[str, t.Any], state.server.handle(message, ClientState(), principal=principal))
+    return json_answer(state, response, modern=True)

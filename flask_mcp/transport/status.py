@@ -1,4 +1,4 @@
-"""The HTTP status of an answer carrying a JSON-RPC error.
+"""The HTTP status of an answer carrying a JSON-RPC error, and that answer.
 
 Both eras answer a permission denial with 403, a rate limit with 429 and a
 store outage with 503 (:func:`flask_mcp.auth.gate.error_status`). The
@@ -11,6 +11,8 @@ the error travelling in the body.
 from __future__ import annotations
 
 import typing as t
+
+from flask import Response
 
 from ..auth.gate import error_status
 from ..protocol.jsonrpc import (
@@ -25,8 +27,9 @@ from ..protocol.jsonrpc import (
 
 if t.TYPE_CHECKING:
     from ..auth.gate import AuthGate
+    from ..state import MCPState
 
-__all__ = ["MODERN_STATUS", "http_status"]
+__all__ = ["MODERN_STATUS", "http_status", "json_answer"]
 
 #: JSON-RPC error code -> the HTTP status of a modern answer carrying it.
 MODERN_STATUS = {
@@ -51,3 +54,9 @@ def http_status(response: dict[str, t.Any], gate: AuthGate | None, modern: bool)
     if modern and isinstance(error, dict):
         return MODERN_STATUS.get(error.get("code"), 200), None  # type: ignore[arg-type]
     return 200, None
+
+
+def json_answer(state: MCPState, response: dict[str, t.Any], modern: bool = False) -> Response:
+    """*response*, a response envelope, as a plain JSON answer with its status (:func:`http_status`)."""
+    status, headers = http_status(response, state.auth, modern)
+    return Response(state.server.serialize(response), status=status, headers=headers, content_type="application/json")
