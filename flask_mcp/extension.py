@@ -35,6 +35,7 @@ from .state import MCPState, build_state
 from .transport import rest
 from .transport.http import endpoint, error_response
 from .transport.metadata import register_metadata_routes
+from .transport.rules import add_rule
 
 __all__ = ["MCP", "MCPState"]
 
@@ -135,16 +136,12 @@ class MCP(RuntimeChanges):
     def _on_register(self, setup_state: BlueprintSetupState) -> None:
         app = t.cast(Flask, setup_state.app)
         self._setup(app)
-        # The rule takes every HTTP method (methods=None), so the view answers
+        # The rule takes every HTTP method (transport.rules), so the view answers
         # PUT, TRACE and the like with a JSON 405 itself instead of werkzeug's
         # HTML page; Blueprint.add_url_rule cannot express "any method".
         name = f"{setup_state.name_prefix}.{setup_state.name}.endpoint".lstrip(".")
-        app.url_map.add(
-            app.url_rule_class(
-                setup_state.url_prefix or "/", endpoint=name, methods=None, subdomain=setup_state.subdomain
-            )
-        )
-        app.view_functions[name] = endpoint
+        served = ("POST", "OPTIONS") if state_of(app).settings.stateless else ("GET", "POST", "DELETE", "OPTIONS")
+        add_rule(app, setup_state.url_prefix or "/", name, endpoint, served, subdomain=setup_state.subdomain)
         # The REST routes live at MCP_REST_PREFIX, an absolute path, whichever way the blueprint was registered.
         rest.add_routes(app, name.rpartition(".")[0], setup_state.url_prefix or "/")
         if state_of(app).auth is not None:

@@ -15,6 +15,7 @@ from ..auth.gate import METADATA_PATH, AuthGate, current_gate
 from ..globals import state_of
 from ..protocol import jsonrpc
 from .guard import rejection
+from .rules import add_rule
 
 __all__ = ["metadata_view", "register_metadata_routes"]
 
@@ -49,6 +50,4 @@ def register_metadata_routes(app: Flask, endpoint_prefix: str, mcp_path: str) ->
     for path, name in paths.items():
         if path in taken:
             continue  # the app serves its own document there
-        endpoint = f"{endpoint_prefix}.{name}"
-        app.url_map.add(app.url_rule_class(path, endpoint=endpoint, methods=None))
-        app.view_functions[endpoint] = metadata_view
+        add_rule(app, path, f"{endpoint_prefix}.{name}", metadata_view, ("GET", "HEAD", "OPTIONS"))
