@@ -23,6 +23,7 @@ from .components.build import (
 )
 from .components.bulk import ToolDefinition, register_tools
 from .components.list_tools import ListToolOptions, RetrieveToolOptions, build_list_tool, build_retrieve_tool
+from .components.list_tools_sql import check_session
 from .components.model import Prompt, Resource, ResourceTemplate, Tool
 from .components.registry import Registry
 from .config import Settings
@@ -270,6 +271,7 @@ class MCP(RuntimeChanges):
         """
 
         def register(f: F) -> F:
+            check_session(f, options, self.transaction)
             self._add_tool(build_list_tool(f, **options))
             return f
 
@@ -284,6 +286,7 @@ class MCP(RuntimeChanges):
         """
 
         def register(f: F) -> F:
+            check_session(f, options, self.transaction)
             self._add_tool(build_retrieve_tool(f, **options))
             return f
 

@@ -2,7 +2,8 @@
 
 A *list tool* returns a collection (a sequence of dicts or objects, or a
 SQLAlchemy ``Select`` / legacy ``Query``) and a pipeline filters, orders and
-pages it with arguments of its own (the filter fields, ``ordering``, ``page``
+pages it with arguments of its own (the filters, each a field with a lookup
+as in :mod:`~flask_mcp.components.list_tools_filters`, ``ordering``, ``page``
 and ``limit``) before the items are dumped through the item schema. A
 *retrieve tool* returns one object, or ``None`` for "not found".
 
@@ -18,7 +19,6 @@ imported it already (a value cannot be a ``Select`` otherwise).
 
 from __future__ import annotations
 
-import copy
 import functools
 import inspect
 import math
@@ -28,11 +28,12 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ..protocol.errors import NotFoundError
-from ..schemas.hints import context_parameter, schema_from_signature
+from ..schemas.hints import InjectedParameter, context_parameter, schema_from_signature
 from ..schemas.json_schema import schema_to_json_schema
 from .binding import RESERVED_NAMES
 from .build import ToolOptions, build_tool
-from .list_tools_sql import Sessions, SessionSource, query_page, select_page, sql_kind
+from .list_tools_filters import Filter, FilterSpec, argument_field, matches, parse_filters, value_of
+from .list_tools_sql import Sessions, SessionSource, query_page, rows, select_page, sql_kind
 from .model import SchemaLike, Tool, as_schema, is_json_schema
 
 __all__ = [
@@ -57,8 +58,10 @@ class ListToolOptions(ToolOptions, total=False):
 
     #: Schema each item is dumped through (objects and dicts both work).
     item_schema: t.Required[SchemaLike]
-    #: Item schema fields offered as optional equality filters.
-    filter_fields: t.Sequence[str]
+    #: Optional filter arguments: item schema field names, for equality, or
+    #: ``field__lookup`` (``title__icontains``, ``priority__in``, ``due__lte``...);
+    #: or a mapping of field name to lookups. See :data:`~flask_mcp.components.list_tools_filters.LOOKUPS`.
+    filter_fields: FilterSpec
     #: Item schema fields the ``ordering`` argument may name (``-field`` for descending).
     ordering_fields: t.Sequence[str]
     #: Add ``page`` and ``limit`` and answer with a page envelope.
@@ -67,7 +70,7 @@ class ListToolOptions(ToolOptions, total=False):
     max_limit: int
     #: Page size when the caller gives no ``limit``.
     default_limit: int
-    #: Session that runs a returned ``Select``.
+    #: Session that runs a returned ``Select``; by default the extension's ``MCP(transaction=...)``.
     session: SessionSource | None
 
 
@@ -82,7 +85,7 @@ class RetrieveToolOptions(ToolOptions, total=False):
     item_schema: t.Required[SchemaLike]
     #: Answer ``None`` with a successful ``{"result": null}`` instead of a not-found error.
     allow_none: bool
-    #: Session that runs a returned ``Select``.
+    #: Session that runs a returned ``Select``; by default the extension's ``MCP(transaction=...)``.
     session: SessionSource | None
 
 
@@ -98,15 +101,6 @@ def _split(options: t.Mapping[str, t.Any], own: frozenset[str], kind: str) -> tu
     mine = {key: value for key, value in options.items() if key in own}
     rest = {key: value for key, value in options.items() if key not in own}
     return mine, t.cast(ToolOptions, rest)
-
-
-# -- reading items -----------------------------------------------------
-
-
-def _get(item: t.Any, attribute: str) -> t.Any:
-    if isinstance(item, t.Mapping):
-        return item.get(attribute)
-    return getattr(item, attribute, None)
 
 
 # -- the list pipeline -------------------------------------------------
@@ -125,22 +119,19 @@ class _ListPipeline:
         self.sessions = Sessions(options.get("session"), tool)
         declared = type(item)._declared_fields
         attributes = {name: field.attribute or name for name, field in declared.items()}
-
-        def known(names: t.Sequence[str], what: str) -> list[str]:
-            unknown = [name for name in names if name not in declared]
-            if unknown:
-                raise ValueError(f"list tool {tool!r}: {what} not in the item schema: {', '.join(unknown)}")
-            return list(names)
-
-        #: Filter argument (an item schema field name) -> attribute compared.
-        self.filters = {name: attributes[name] for name in known(options.get("filter_fields", ()), "filter_fields")}
+        #: The filter arguments, each with its field, attribute and lookup.
+        self.filters = parse_filters(options.get("filter_fields", ()), declared, tool)
+        ordering_fields = list(options.get("ordering_fields", ()))
+        unknown = [name for name in ordering_fields if name not in declared]
+        if unknown:
+            raise ValueError(f"list tool {tool!r}: ordering_fields not in the item schema: {', '.join(unknown)}")
         #: ``ordering`` choice -> (attribute, descending).
         self.orderings: dict[str, tuple[str, bool]] = {}
-        for name in known(options.get("ordering_fields", ()), "ordering_fields"):
+        for name in ordering_fields:
             self.orderings[name] = (attributes[name], False)
             self.orderings[f"-{name}"] = (attributes[name], True)
         self.fields: dict[str, fields.Field[t.Any]] = {
-            name: _filter_field(declared[name], name) for name in self.filters
+            spec.argument: argument_field(declared[spec.field], spec) for spec in self.filters
         }
         if self.orderings:
             self.fields["ordering"] = fields.String(
@@ -163,19 +154,22 @@ class _ListPipeline:
                 },
             )
 
-    def run(self, value: t.Any, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
-        filters = {self.filters[name]: arguments[name] for name in self.filters if name in arguments}
+    def run(self, value: t.Any, arguments: dict[str, t.Any], context: t.Any) -> dict[str, t.Any]:
+        active = [(spec, arguments[spec.argument]) for spec in self.filters if spec.argument in arguments]
         ordering = self.orderings.get(arguments.get("ordering") or "")
         page = arguments.get("page", 1)
         limit = min(arguments.get("limit", self.default_limit), self.max_limit)
         kind = sql_kind(value)
-        if kind == "select":
-            items, total = select_page(self.sessions, value, filters, ordering, page if self.paginate else None, limit)
-        elif kind == "query":
-            query = self.sessions.query(value)
-            items, total = query_page(query, filters, ordering, page if self.paginate else None, limit)
+        if kind is not None:
+            # Pushed down into SQL: WHERE, ORDER BY, LIMIT/OFFSET and a COUNT.
+            conditions = [(spec.attribute, spec.lookup, wanted) for spec, wanted in active]
+            paged = page if self.paginate else None
+            if kind == "select":
+                items, total = select_page(self.sessions.get(context), value, conditions, ordering, paged, limit)
+            else:
+                items, total = query_page(self.sessions.query(value, context), conditions, ordering, paged, limit)
         else:
-            items, total = self._sequence(value, filters, ordering, page, limit)
+            items, total = self._sequence(value, active, ordering, page, limit)
         if not self.paginate:
             return {"result": items}
         # An empty collection is one empty page, so "page 1 of totalPages" always holds.
@@ -183,33 +177,26 @@ class _ListPipeline:
         return {"items": items, "page": page, "totalPages": total_pages, "hasNext": page < total_pages}
 
     def _sequence(
-        self, value: t.Any, filters: dict[str, t.Any], ordering: tuple[str, bool] | None, page: int, limit: int
+        self,
+        value: t.Any,
+        active: list[tuple[Filter, t.Any]],
+        ordering: tuple[str, bool] | None,
+        page: int,
+        limit: int,
     ) -> tuple[list[t.Any], int]:
         if isinstance(value, (str, bytes, t.Mapping)) or not isinstance(value, t.Iterable):
             raise TypeError(f"list tool {self.tool!r} must return a collection, not {type(value).__name__}")
-        items = [item for item in value if all(_get(item, key) == wanted for key, wanted in filters.items())]
+        items = [item for item in value if matches(item, active, self.tool)]
         if ordering is not None:
             key, descending = ordering
             # None sorts last either way: it has no order with other values.
             present = sorted(
-                (i for i in items if _get(i, key) is not None), key=lambda i: _get(i, key), reverse=descending
+                (i for i in items if value_of(i, key) is not None), key=lambda i: value_of(i, key), reverse=descending
             )
-            items = present + [i for i in items if _get(i, key) is None]
+            items = present + [i for i in items if value_of(i, key) is None]
         if self.paginate:
             return items[(page - 1) * limit : page * limit], len(items)
         return items, len(items)
-
-
-def _filter_field(declared: fields.Field[t.Any], name: str) -> fields.Field[t.Any]:
-    """An optional argument typed like the item schema's field (same type, validators and ``data_key``)."""
-    field = copy.deepcopy(declared)
-    field.required = False
-    field.load_default = ma.missing
-    field.dump_only = field.load_only = False
-    # Loaded under its own name, which the pipeline looks for; the item's attribute is kept apart.
-    field.attribute = None
-    field.metadata = {**field.metadata, "description": f"Only items whose {name} equals this value."}
-    return field
 
 
 # -- wrapping the function ----------------------------------------------
@@ -263,39 +250,59 @@ def _wrap(
     func: t.Callable[..., t.Any],
     pipeline: dict[str, fields.Field[t.Any]],
     loader: ma.Schema | None,
-    shape: t.Callable[[t.Any, dict[str, t.Any]], t.Any],
+    shape: t.Callable[[t.Any, dict[str, t.Any], t.Any], t.Any],
 ) -> t.Callable[..., t.Any]:
-    """A function taking the function's own arguments plus the pipeline's, calling *func* with its own."""
+    """A function taking the function's own arguments plus the pipeline's, calling *func* with its own.
+
+    *shape* gets what *func* returned, the pipeline's arguments and the
+    call's :class:`~flask_mcp.Context` (``None`` outside a call): the
+    wrapper takes one whether or not *func* does, since a SQL query runs in
+    the session of the extension that serves the call.
+    """
 
     # Raw JSON Schema leaves the arguments under their wire names (data_key), unloaded.
     keys = [(field.data_key or key) if loader is not None else key for key, field in pipeline.items()]
+    signature = inspect.signature(func)
+    context_name = context_parameter(func) or "context"
+    # The server fills a parameter called "context" with the Context, unannotated, so the call
+    # keeps its fast path (an annotated Context makes a handler run in a thread that may stream).
+    # A function taking **kwargs receives every name: only an annotation asks for the Context then.
+    hidden = context_name not in signature.parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
 
-    def split(kwargs: dict[str, t.Any]) -> tuple[dict[str, t.Any], dict[str, t.Any]]:
+    def split(kwargs: dict[str, t.Any]) -> tuple[dict[str, t.Any], dict[str, t.Any], t.Any]:
+        context = kwargs.pop(context_name, None) if hidden else kwargs.get(context_name)
         taken = {key: kwargs.pop(key) for key in keys if key in kwargs}
-        return kwargs, loader.load(taken) if loader is not None else taken
+        return kwargs, loader.load(taken) if loader is not None else taken, context
 
     wrapper: t.Callable[..., t.Any]
     if inspect.iscoroutinefunction(func):
 
         async def wrapper(**kwargs: t.Any) -> t.Any:
-            own, taken = split(kwargs)
-            return shape(await func(**own), taken)
+            own, taken, context = split(kwargs)
+            return shape(await func(**own), taken, context)
 
     else:
 
         def wrapper(**kwargs: t.Any) -> t.Any:
-            own, taken = split(kwargs)
-            return shape(func(**own), taken)
+            own, taken, context = split(kwargs)
+            return shape(func(**own), taken, context)
 
     functools.update_wrapper(wrapper, func)
     # The signature and hints others inspect (Context injection, argument
-    # binding) are the function's own plus the pipeline's keyword-only ones.
-    signature = inspect.signature(func)
+    # binding) are the function's own plus the pipeline's keyword-only ones
+    # (and the Context's, when the function has none).
+    keyword = inspect.Parameter.KEYWORD_ONLY
     params = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    extra = [inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=None) for key in pipeline]
+    extra = [inspect.Parameter(key, keyword, default=None) for key in pipeline]
+    annotations: dict[str, t.Any] = {**getattr(func, "__annotations__", {}), **{key: t.Any for key in pipeline}}
+    if hidden:
+        extra.append(inspect.Parameter(context_name, keyword, default=None))
+        if takes_any:
+            annotations[context_name] = InjectedParameter
     variadic = [p for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD]
     wrapper.__signature__ = signature.replace(parameters=[*params, *extra, *variadic])  # type: ignore[union-attr]
-    wrapper.__annotations__ = {**getattr(func, "__annotations__", {}), **{key: t.Any for key in pipeline}}
+    wrapper.__annotations__ = annotations
     return wrapper
 
 
@@ -351,12 +358,12 @@ def build_retrieve_tool(func: t.Callable[..., t.Any], **options: t.Unpack[Retrie
     allow_none = bool(mine.get("allow_none", False))
     sessions = Sessions(mine.get("session"), name)
 
-    def shape(value: t.Any, arguments: dict[str, t.Any]) -> t.Any:
+    def shape(value: t.Any, arguments: dict[str, t.Any], context: t.Any) -> t.Any:
         kind = sql_kind(value)
         if kind == "select":
-            value = sessions.rows(value, first=True)
+            value = rows(sessions.get(context), value, first=True)
         elif kind == "query":
-            value = sessions.query(value).first()
+            value = sessions.query(value, context).first()
         if allow_none:
             return {"result": value}
         if value is None:

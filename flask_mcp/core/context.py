@@ -100,6 +100,15 @@ class Context(InjectedParameter):
         return self._call.state.protocol_version
 
     @property
+    def transaction(self) -> t.Any:
+        """The extension's ``MCP(transaction=...)``, or ``None`` without one.
+
+        A list or retrieve tool runs the ``Select`` it returned in it, when
+        it is a session and the decorator names no ``session=``.
+        """
+        return self._call.server.transaction
+
+    @property
     def progress_token(self) -> str | int | None:
         """The caller's ``_meta.progressToken``, if it asked for progress."""
         meta = self._call.params.get("_meta")

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
+import re
 import typing as t
 
 import jsonschema
 import marshmallow as ma
 import pytest
+import sqlalchemy as sa
 from flask import Flask
+from sqlalchemy import orm
 
 from flask_mcp import MCP, Context, NotFoundError
 from flask_mcp.components.list_tools import build_list_tool, build_retrieve_tool
@@ -241,9 +245,6 @@ def test_a_list_tool_must_return_a_collection() -> None:
 
 
 def test_sqlalchemy(mcp: MCP, serve: Factory) -> None:
-    sa = pytest.importorskip("sqlalchemy")
-    from sqlalchemy import orm
-
     class Base(orm.DeclarativeBase):
         pass
 
@@ -318,4 +319,281 @@ def test_sqlalchemy(mcp: MCP, serve: Factory) -> None:
         assert call(client, "legacy_record", {"number": 99}) == {"result": None}
 
         unconfigured = client.call_tool("sessionless", {"number": 1})
-        assert unconfigured["isError"] and "no session=" in unconfigured["content"][0]["text"]
+        assert unconfigured["isError"] and "no session to run it" in unconfigured["content"][0]["text"]
+
+
+# -- lookups: the same answers from a list, dicts, a Select and a legacy Query ------------------
+
+
+class Entry(ma.Schema):
+    number = ma.fields.Integer(required=True)
+    title = ma.fields.String(allow_none=True)
+    # Renamed on the wire: the lookups' arguments keep the suffix (amountCents__gte).
+    amount = ma.fields.Integer(allow_none=True, data_key="amountCents", validate=ma.validate.Range(min=0))
+    day = ma.fields.Date(required=True)
+    flagged = ma.fields.Boolean(required=True)
+
+
+@dataclasses.dataclass
+class EntryRow:
+    number: int
+    title: str | None
+    amount: int | None
+    day: datetime.date
+    flagged: bool
+
+
+ENTRIES = [
+    EntryRow(1, "Buy milk", 30, datetime.date(2024, 1, 5), False),
+    EntryRow(2, "buy MILK again", 10, datetime.date(2024, 2, 1), True),
+    EntryRow(3, "100% done", None, datetime.date(2024, 3, 1), False),
+    EntryRow(4, "snake_case name", 50, datetime.date(2024, 1, 20), True),
+    EntryRow(5, "glob * and ? and [x]", 20, datetime.date(2024, 2, 15), False),
+    EntryRow(6, None, 40, datetime.date(2024, 3, 10), False),
+    EntryRow(7, "1000 items", 0, datetime.date(2023, 12, 31), True),
+]
+
+ENTRY_FILTERS = {
+    "number": ["in"],
+    "title": ["exact", "contains", "icontains", "startswith", "istartswith", "endswith", "iendswith", "isnull"],
+    "amount": ["gt", "gte", "lt", "lte", "isnull", "in"],
+    "day": ["gte", "lt"],
+    "flagged": ["exact"],
+}
+
+
+class Base(orm.DeclarativeBase):
+    pass
+
+
+class EntryRecord(Base):
+    __tablename__ = "entry"
+    # No Mapped[...] annotations: they would be strings resolved in the module, without ``orm``.
+    number = orm.mapped_column(sa.Integer, primary_key=True)
+    title = orm.mapped_column(sa.String, nullable=True)
+    amount = orm.mapped_column("amount_cents", sa.Integer, nullable=True)
+    day = orm.mapped_column(sa.Date, nullable=False)
+    flagged = orm.mapped_column(sa.Boolean, nullable=False)
+
+
+@pytest.fixture
+def engine() -> t.Iterator[sa.Engine]:
+    # One connection for every thread, so the in-memory database is the same wherever the tool runs.
+    engine = sa.create_engine("sqlite://", poolclass=sa.StaticPool, connect_args={"check_same_thread": False})
+    Base.metadata.create_all(engine)
+    with orm.Session(engine) as session, session.begin():
+        session.add_all(EntryRecord(**dataclasses.asdict(row)) for row in ENTRIES)
+    yield engine
+    engine.dispose()
+
+
+BACKENDS = ["objects", "dicts", "select", "query", "transaction"]
+
+
+@pytest.fixture(params=BACKENDS)
+def entries(request: pytest.FixtureRequest, engine: sa.Engine, mcp: MCP, serve: Factory) -> t.Iterator[MCPTestClient]:
+    """A list tool ``entries`` over :data:`ENTRIES`, as Python objects, dicts or SQL."""
+    backend = request.param
+    make_session = orm.sessionmaker(engine)
+    options: dict[str, t.Any] = {"item_schema": Entry, "filter_fields": ENTRY_FILTERS, "ordering_fields": ["number"]}
+    with make_session() as legacy:
+        if backend == "transaction":
+            # No session=: the extension's transaction runs the Select.
+            mcp = MCP(name="tx", transaction=orm.scoped_session(make_session))
+        elif backend == "select":
+            options["session"] = make_session
+
+        @mcp.list_tool(paginate=True, default_limit=3, **options)
+        def entries() -> t.Any:
+            if backend == "objects":
+                return ENTRIES
+            if backend == "dicts":
+                return [dataclasses.asdict(row) for row in ENTRIES]
+            if backend == "query":
+                return legacy.query(EntryRecord)
+            return sa.select(EntryRecord)
+
+        yield serve(mcp)
+
+
+def listed(client: MCPTestClient, arguments: dict[str, t.Any]) -> list[int]:
+    """The numbers of every entry the filters keep, page after page."""
+    found: list[int] = []
+    for page in range(1, len(ENTRIES) + 2):
+        result = call(client, "entries", {**arguments, "ordering": "number", "page": page})
+        found += numbers(result["items"])
+        if not result["hasNext"]:
+            assert result["totalPages"] == max(1, math.ceil(len(found) / 3))  # the count is filtered too
+            return found
+    raise AssertionError("more pages than entries")
+
+
+def has(text: str | None, test: t.Callable[[str], bool]) -> bool:
+    return text is not None and test(text)
+
+
+LOOKUP_CASES: list[tuple[dict[str, t.Any], t.Callable[[EntryRow], bool]]] = [
+    ({"title__contains": "milk"}, lambda r: has(r.title, lambda s: "milk" in s)),
+    ({"title__icontains": "milk"}, lambda r: has(r.title, lambda s: "milk" in s.lower())),
+    # LIKE wildcards and GLOB ones are literal characters in the caller's text.
+    ({"title__contains": "%"}, lambda r: has(r.title, lambda s: "%" in s)),
+    ({"title__contains": "_"}, lambda r: has(r.title, lambda s: "_" in s)),
+    ({"title__icontains": "K_A"}, lambda r: has(r.title, lambda s: "k_a" in s.lower())),
+    ({"title__istartswith": "100%"}, lambda r: has(r.title, lambda s: s.lower().startswith("100%"))),
+    ({"title__contains": "*"}, lambda r: has(r.title, lambda s: "*" in s)),
+    ({"title__contains": "? and [x]"}, lambda r: has(r.title, lambda s: "? and [x]" in s)),
+    ({"title__contains": ""}, lambda r: r.title is not None),
+    ({"title__startswith": "buy"}, lambda r: has(r.title, lambda s: s.startswith("buy"))),
+    ({"title__istartswith": "BUY"}, lambda r: has(r.title, lambda s: s.lower().startswith("buy"))),
+    ({"title__startswith": "100%"}, lambda r: has(r.title, lambda s: s.startswith("100%"))),
+    ({"title__endswith": "again"}, lambda r: has(r.title, lambda s: s.endswith("again"))),
+    ({"title__iendswith": "NAME"}, lambda r: has(r.title, lambda s: s.lower().endswith("name"))),
+    ({"title": None}, lambda r: r.title is None),
+    ({"title__isnull": True}, lambda r: r.title is None),
+    ({"title__isnull": False}, lambda r: r.title is not None),
+    ({"amountCents__isnull": True}, lambda r: r.amount is None),
+    ({"number__in": [2, 4, 99]}, lambda r: r.number in (2, 4, 99)),
+    ({"number__in": []}, lambda r: False),
+    ({"amountCents__in": [0, 40]}, lambda r: r.amount in (0, 40)),
+    ({"amountCents__gte": 20}, lambda r: r.amount is not None and r.amount >= 20),
+    ({"amountCents__lt": 20}, lambda r: r.amount is not None and r.amount < 20),
+    ({"amountCents__gt": 20, "amountCents__lte": 40}, lambda r: r.amount is not None and 20 < r.amount <= 40),
+    (
+        {"day__gte": "2024-02-01", "day__lt": "2024-03-01"},
+        lambda r: datetime.date(2024, 2, 1) <= r.day < datetime.date(2024, 3, 1),
+    ),
+    ({"flagged": True, "title__icontains": "m"}, lambda r: r.flagged and has(r.title, lambda s: "m" in s.lower())),
+]
+
+
+@pytest.mark.parametrize(("arguments", "keep"), LOOKUP_CASES, ids=[str(case[0]) for case in LOOKUP_CASES])
+def test_lookups(entries: MCPTestClient, arguments: dict[str, t.Any], keep: t.Callable[[EntryRow], bool]) -> None:
+    expected = [row.number for row in ENTRIES if keep(row)]
+    assert listed(entries, arguments) == expected
+
+
+def test_lookup_arguments_are_typed(mcp: MCP, serve: Factory) -> None:
+    @mcp.list_tool(item_schema=Entry, filter_fields=ENTRY_FILTERS)
+    def entries() -> list[EntryRow]:
+        return ENTRIES
+
+    inputs = descriptor(serve(mcp), "entries")["inputSchema"]["properties"]
+    assert inputs["title__icontains"]["type"] == "string"
+    assert inputs["number__in"]["type"] == "array" and inputs["number__in"]["items"]["type"] == "integer"
+    assert inputs["amountCents__in"]["items"]["minimum"] == 0  # the values' validators hold
+    assert inputs["amountCents__gte"]["type"] == "integer" and "minimum" not in inputs["amountCents__gte"]
+    assert (inputs["day__lt"]["type"], inputs["day__lt"]["format"]) == ("string", "date")
+    assert inputs["title__isnull"]["type"] == "boolean" and inputs["flagged"]["type"] == "boolean"
+    assert "null" in inputs["title"]["type"] and inputs["amountCents__lte"]["type"] == "integer"
+    assert "contains this text" in inputs["title__contains"]["description"]
+    # The list form declares the same arguments as the mapping form.
+    names = [
+        field if lookup == "exact" else f"{field}__{lookup}" for field, ls in ENTRY_FILTERS.items() for lookup in ls
+    ]
+    by_name = build_list_tool(lambda: [], name="entries", item_schema=Entry, filter_fields=names)
+    assert (
+        by_name.descriptor["inputSchema"]["properties"]
+        == descriptor(serve(mcp), "entries")["inputSchema"]["properties"]
+    )
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"number__in": [1, None]},
+        {"number__in": 1},
+        {"title__contains": 3},
+        {"title__isnull": "yes"},
+        {"amountCents__gte": None},
+        {"day__lt": "yesterday"},
+    ],
+)
+def test_lookup_arguments_are_validated(mcp: MCP, serve: Factory, arguments: dict[str, t.Any]) -> None:
+    @mcp.list_tool(item_schema=Entry, filter_fields=ENTRY_FILTERS)
+    def entries() -> list[EntryRow]:
+        return ENTRIES
+
+    result = serve(mcp).call_tool("entries", arguments)
+    assert result["isError"] and next(iter(arguments)) in result["content"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    ("filter_fields", "message"),
+    [
+        (
+            ["title__contians", "number__between"],
+            "unknown lookup(s) in filter_fields: title__contians, number__between",
+        ),
+        ({"title": ["icontains", "nope"]}, "unknown lookup(s) in filter_fields: title__nope"),
+        (["colour__in", "title"], "filter_fields not in the item schema: colour__in"),
+        (["amount__contains"], "amount__contains (contains needs a string field, amount is Integer)"),
+        (["flagged__gt"], "flagged__gt (gt needs an ordered field, flagged is Boolean)"),
+    ],
+)
+def test_lookup_registration_errors(filter_fields: t.Any, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        build_list_tool(lambda: [], name="x", item_schema=Entry, filter_fields=filter_fields)
+    with pytest.raises(TypeError, match="not a string"):
+        build_list_tool(lambda: [], name="x", item_schema=Entry, filter_fields="title")
+
+
+def test_a_comparison_python_cannot_make_names_the_filter() -> None:
+    rows = [{"number": 1, "day": "2024-01-01"}]  # a string where the schema says date
+    tool = build_list_tool(lambda: rows, name="x", item_schema=Entry, filter_fields=["day__gte"])
+    with pytest.raises(TypeError, match=r"cannot compare day \(str\) with the day__gte argument \(date\)"):
+        tool.func(day__gte=datetime.date(2024, 1, 1))
+
+
+# -- the session: session=, or the extension's MCP(transaction=...) ------------------------------
+
+
+def test_the_extensions_transaction_runs_the_select(
+    engine: sa.Engine, make_app: t.Callable[..., Flask], make_client: t.Callable[..., MCPTestClient]
+) -> None:
+    session = orm.scoped_session(orm.sessionmaker(engine))
+    extension = MCP(name="tx", transaction=session)
+
+    @extension.list_tool(item_schema=Entry, filter_fields=["flagged"], ordering_fields=["number"])
+    def flagged_entries() -> sa.Select[t.Any]:
+        return sa.select(EntryRecord)
+
+    @extension.retrieve_tool(item_schema=Entry)
+    def entry(number: int) -> sa.Select[t.Any]:
+        return sa.select(EntryRecord).where(EntryRecord.number == number)
+
+    # Set up on an app only after the tools were registered: the session is looked up when they run.
+    client = make_client(make_app(extension, MCP_STATELESS=True))
+    client.initialize()
+    found = call(client, "flagged_entries", {"flagged": True, "ordering": "-number"})["result"]
+    assert numbers(found) == [row.number for row in reversed(ENTRIES) if row.flagged]
+    assert call(client, "entry", {"number": 4})["title"] == ENTRIES[3].title
+    session.remove()
+
+
+def test_a_select_without_any_session_is_refused_at_registration(mcp: MCP, engine: sa.Engine) -> None:
+    def orphans() -> sa.Select[t.Any]:
+        return sa.select(EntryRecord)
+
+    with pytest.raises(ValueError, match="'orphans' returns a SQLAlchemy Select but has no session to run it"):
+        mcp.list_tool(item_schema=Entry)(orphans)
+    with pytest.raises(ValueError, match="'one' returns a SQLAlchemy Select but has no session to run it"):
+        mcp.retrieve_tool(item_schema=Entry, name="one")(orphans)
+    assert not mcp.tools
+    # With a session of its own, or one from the extension, the same function is fine.
+    mcp.list_tool(item_schema=Entry, session=orm.sessionmaker(engine))(orphans)
+    MCP(transaction=orm.scoped_session(orm.sessionmaker(engine))).retrieve_tool(item_schema=Entry)(orphans)
+    assert list(mcp.tools) == ["orphans"]
+
+
+def test_a_transaction_hook_is_no_session(engine: sa.Engine, serve: Factory) -> None:
+    make_session = orm.sessionmaker(engine)
+    extension = MCP(name="hook", transaction=make_session.begin)
+
+    @extension.list_tool(item_schema=Entry)
+    def hooked() -> t.Any:  # not annotated as a Select: found out when it returns one
+        return sa.select(EntryRecord)
+
+    result = serve(extension).call_tool("hooked", {})
+    assert result["isError"]
+    text = result["content"][0]["text"]
+    assert "no session to run it" in text and "which is no session" in text and "begin" in text
