@@ -9,7 +9,8 @@ status on failure, always as ``application/json``.
 The routes are added to the app next to the MCP endpoint when the
 extension's blueprint is registered, under ``MCP_REST_PREFIX`` (an absolute
 path, independent of the blueprint's own prefix), together with the OpenAPI
-document (:mod:`flask_mcp.transport.openapi`) and its interactive docs page.
+document (:mod:`flask_mcp.transport.openapi`) and its interactive docs page
+(:mod:`flask_mcp.transport.swagger_page`) with the files it loads.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from __future__ import annotations
 import logging
 import typing as t
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, current_app, request, send_from_directory
+from werkzeug.exceptions import NotFound
 
 from ..auth.gate import Unauthorized, error_status
 from ..core.calls import DirectCallFailed, Reason, call_tool_json, read_resource
@@ -29,7 +31,15 @@ from ..protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, 
 from ..stores.failures import unavailable
 from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
-from .openapi import OpenAPIDocument, swagger_ui_page
+from .openapi import OpenAPIDocument, security_schemes, swagger_ui_page
+from .swagger_page import (
+    ASSETS_PATH,
+    INITIALISER,
+    INITIALISER_PATH,
+    assets_directory,
+    assets_version,
+    content_security_policy,
+)
 
 if t.TYPE_CHECKING:
     from ..state import MCPState
@@ -50,6 +60,8 @@ _ERRORS: dict[Reason, tuple[int, str]] = {
 }
 
 JSON_CONTENT_TYPE = "application/json"
+#: Seconds browsers may keep the docs page's scripts and styles.
+ASSET_MAX_AGE = 24 * 3600
 #: Key of the per-app :class:`RestSite` in ``app.extensions``.
 EXTENSION_KEY = "mcp_rest"
 
@@ -90,7 +102,10 @@ def add_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
     if not state.settings.rest_enabled or EXTENSION_KEY in app.extensions:
         return
     prefix = state.settings.rest_prefix.rstrip("/")
-    site = RestSite(prefix or "/", mcp_path, OpenAPIDocument(state, prefix, mcp_path))
+    security = None
+    if state.auth is not None:
+        security = security_schemes(state.auth.backend, cookie_name=app.config.get("SESSION_COOKIE_NAME", "session"))
+    site = RestSite(prefix or "/", mcp_path, OpenAPIDocument(state, prefix, mcp_path, security))
     # Registrations after setup (tools added at run time) must show in the document.
     state.mcp.registry.on_change(lambda kind: site.document.invalidate())
     app.extensions[EXTENSION_KEY] = site
@@ -99,6 +114,8 @@ def add_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
         ("/resources", "rest_resource", resource_view),
         ("/openapi.json", "rest_openapi", openapi_view),
         ("/docs", "rest_docs", docs_view),
+        (INITIALISER_PATH, "rest_docs_initialiser", initialiser_view),
+        (ASSETS_PATH + "/<path:filename>", "rest_docs_asset", asset_view),
     ]
     if prefix:
         # Anything else under the prefix: a JSON 404, not an HTML page. Both
@@ -241,7 +258,7 @@ def openapi_view() -> Response:
 
 
 def _document_auth() -> Response | None:
-    """A 401 for the OpenAPI document and docs page, when ``MCP_AUTH_OPENAPI`` protects them."""
+    """A 401 for the OpenAPI document, when ``MCP_AUTH_OPENAPI`` protects it."""
     state = current_state()
     if not state.settings.auth_openapi:
         return None
@@ -249,16 +266,66 @@ def _document_auth() -> Response | None:
     return principal if isinstance(principal, Response) else None
 
 
+def _docs_url(path: str) -> str:
+    """The URL of *path* under the REST prefix, as the browser sees it."""
+    site: RestSite = current_app.extensions[EXTENSION_KEY]
+    return request.script_root + site.prefix.rstrip("/") + path
+
+
 def docs_view() -> Response:
-    """``GET <prefix>/docs``: Swagger UI for the OpenAPI document."""
-    rejected = _preflight("GET, HEAD") or _document_auth()
+    """``GET <prefix>/docs``: Swagger UI for the OpenAPI document.
+
+    Never authenticated: the page holds no data (the document it loads follows
+    ``MCP_AUTH_OPENAPI``), and a browser cannot send a token with a page load.
+    """
+    rejected = _preflight("GET, HEAD")
     if rejected is not None:
         return rejected
     state = current_state()
-    site: RestSite = current_app.extensions[EXTENSION_KEY]
-    spec_url = request.script_root + site.prefix.rstrip("/") + "/openapi.json"
-    page = swagger_ui_page(state.server.name, spec_url, state.settings.swagger_ui_url)
-    return Response(page, content_type="text/html; charset=utf-8")
+    configured = state.settings.swagger_ui_url
+    assets = configured or _docs_url(ASSETS_PATH)
+    html = swagger_ui_page(
+        f"{state.server.title or state.server.name} API",
+        _docs_url("/openapi.json"),
+        assets,
+        _docs_url(INITIALISER_PATH),
+        version="" if configured else assets_version(),
+    )
+    headers = {
+        "Content-Security-Policy": content_security_policy(assets),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "same-origin",
+    }
+    return Response(html, content_type="text/html; charset=utf-8", headers=headers)
+
+
+def initialiser_view() -> Response:
+    """``GET <prefix>/docs/swagger-initializer.js``: the script that starts Swagger UI."""
+    rejected = _preflight("GET, HEAD")
+    if rejected is not None:
+        return rejected
+    response = Response(INITIALISER, content_type="text/javascript; charset=utf-8")
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.add_etag()
+    response.make_conditional(request)  # 304 to a browser that has it
+    return response
+
+
+def asset_view(filename: str) -> Response:
+    """``GET <prefix>/docs/swagger-ui/<file>``: Swagger UI's files, from the installed package."""
+    rejected = _preflight("GET, HEAD")
+    if rejected is not None:
+        return rejected
+    directory = assets_directory()
+    if directory is None:
+        return error(404, "Not Found: Swagger UI's files are not installed (pip install flask-swagger-ui)")
+    try:
+        # send_from_directory refuses paths that leave the directory.
+        response = send_from_directory(directory, filename, max_age=ASSET_MAX_AGE)
+    except NotFound:
+        return error(404, f"Not Found: {request.path}")
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 def not_found_view(rest: str = "") -> Response:

@@ -11,7 +11,7 @@ from marshmallow import Schema, fields
 from openapi_spec_validator import validate
 
 from flask_mcp import MCP
-from flask_mcp.transport.openapi import ERROR_SCHEMA, swagger_ui_page
+from flask_mcp.transport.openapi import ERROR_SCHEMA
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 
@@ -171,22 +171,13 @@ def test_no_resources_no_resource_path(mcp: MCP, make_app: t.Callable[..., Flask
     validate(document)
 
 
-def test_docs_page(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
-    app = make_app(mcp, MCP_STATELESS=True, MCP_SWAGGER_UI_URL="/static/swagger/")
-    response = app.test_client().get("/mcp/rest/docs")
-    assert response.status_code == 200
-    assert response.mimetype == "text/html"
-    page = response.get_data(as_text=True)
-    assert '<script src="/static/swagger/swagger-ui-bundle.js">' in page
-    assert '<link rel="stylesheet" href="/static/swagger/swagger-ui.css">' in page
-    assert 'url: "/mcp/rest/openapi.json"' in page
-
-
-def test_docs_page_escapes() -> None:
-    page = swagger_ui_page("<b>", '/x"</script>', 'https://cdn"x')
-    assert "<b>" not in page
-    assert '</script>"' not in page and '"</script>' not in page
-    assert 'href="https://cdn&quot;x/swagger-ui.css"' in page
+def test_public_app_declares_no_security(document: dict[str, t.Any]) -> None:
+    assert "securitySchemes" not in document["components"]
+    assert "security" not in document
+    for item in document["paths"].values():
+        for operation in item.values():
+            assert "security" not in operation
+            assert "401" not in operation["responses"]
 
 
 def test_openapi_json_post_is_json_405(app: Flask) -> None:

@@ -1,0 +1,124 @@
+"""The interactive docs page of the REST adapter: Swagger UI, with nothing fetched from elsewhere.
+
+``<MCP_REST_PREFIX>/docs`` is a static HTML page
+(:func:`~flask_mcp.transport.openapi.swagger_ui_page`): it holds no data and
+no inline script, so it is served to anyone, and under a strict
+Content-Security-Policy (:func:`content_security_policy`). It loads
+
+* Swagger UI's ``swagger-ui-bundle.js`` and ``swagger-ui.css`` from
+  ``<prefix>/docs/swagger-ui/``, where the REST routes serve the files of the
+  installed ``flask-swagger-ui`` package (:func:`assets_directory`); or from
+  ``MCP_SWAGGER_UI_URL`` when that is set;
+* :data:`INITIALISER`, served as ``<prefix>/docs/swagger-initializer.js``,
+  which starts Swagger UI on the document named in the page's
+  ``data-openapi-url`` attribute, and shows the page's note about
+  ``MCP_AUTH_OPENAPI`` when the document answers 401.
+
+The bundled Swagger UI is version 5, the first to read OpenAPI 3.1
+documents; so the page works offline, behind a firewall and under a policy
+that allows no third-party script.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import typing as t
+from pathlib import Path
+from urllib.parse import urlsplit
+
+__all__ = [
+    "ASSETS_PACKAGE",
+    "ASSETS_PATH",
+    "INITIALISER",
+    "INITIALISER_PATH",
+    "assets_directory",
+    "assets_version",
+    "content_security_policy",
+]
+
+#: The PyPI distribution whose ``dist`` folder holds Swagger UI 5 (its import name).
+ASSETS_PACKAGE = "flask_swagger_ui"
+#: Where Swagger UI's files are served, under the REST prefix.
+ASSETS_PATH = "/docs/swagger-ui"
+#: Where :data:`INITIALISER` is served, under the REST prefix.
+INITIALISER_PATH = "/docs/swagger-initializer.js"
+
+#: Starts Swagger UI. A file of its own rather than an inline ``<script>``, so
+#: that the page's policy can forbid inline scripts.
+INITIALISER = """\
+// Starts Swagger UI on the OpenAPI document named by the page (flask_mcp).
+(function () {
+  "use strict";
+  var root = document.getElementById("swagger-ui");
+  var documentUrl = new URL(root.getAttribute("data-openapi-url"), window.location.href).href;
+  window.ui = SwaggerUIBundle({
+    url: documentUrl,
+    domNode: root,
+    deepLinking: true,
+    // No validity badge: it is an image from a validator on the internet.
+    validatorUrl: null,
+    responseInterceptor: function (response) {
+      if (response.url === documentUrl && response.status === 401) {
+        // MCP_AUTH_OPENAPI protects the document: say why the page is empty.
+        document.getElementById("openapi-unauthorized").hidden = false;
+      }
+      return response;
+    }
+  });
+})();
+"""
+
+
+@functools.cache
+def assets_directory() -> Path | None:
+    """The ``dist`` folder of the installed ``flask-swagger-ui``, or ``None`` when it is missing.
+
+    Found without importing the package, which would import its own blueprint.
+    """
+    spec = importlib.util.find_spec(ASSETS_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    directory = Path(next(iter(spec.submodule_search_locations))) / "dist"
+    return directory if (directory / "swagger-ui-bundle.js").is_file() else None
+
+
+@functools.cache
+def assets_version() -> str:
+    """The bundled Swagger UI's version (``""`` when unknown), which the page puts in the asset URLs.
+
+    A new version of the package thus has new URLs, and browsers never mix
+    a cached stylesheet with a newer script.
+    """
+    directory = assets_directory()
+    try:
+        return (directory / "VERSION").read_text(encoding="ascii").strip().lstrip("v") if directory is not None else ""
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def content_security_policy(assets_url: str) -> str:
+    """The page's ``Content-Security-Policy``: scripts, styles and requests from this origin only.
+
+    Swagger UI's images are ``data:`` URLs; ``connect-src 'self'`` covers
+    fetching the document and the requests of "Try it out". An absolute
+    *assets_url* (``MCP_SWAGGER_UI_URL`` on a CDN) adds its origin to the
+    script and style sources.
+    """
+    parts = urlsplit(assets_url)
+    external = ""
+    if parts.netloc:
+        # A scheme-relative URL ("//cdn.example") is a host source: the page's own scheme.
+        external = f" {parts.scheme}://{parts.netloc}" if parts.scheme else f" {parts.netloc}"
+    directives: t.Sequence[str] = (
+        "default-src 'none'",
+        f"script-src 'self'{external}",
+        f"style-src 'self'{external}",
+        "img-src 'self' data:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'self'",
+    )
+    return "; ".join(directives)
