@@ -86,7 +86,7 @@ def _remember(ctx: click.Context, param: click.Parameter, value: t.Any) -> None:
     # versions; output_choice() then refuses spellings that disagree.
     choice = value if param.name == "output" else (_FLAGS[str(param.name)] if value else None)
     if choice is not None:
-        label = param.opts[0] if param.name != "output" else f"--output {choice}"
+        label = "/".join(param.opts) if param.name != "output" else f"--output {choice}"
         ctx.meta.setdefault(_CHOSEN, {})[label] = choice
 
 
@@ -242,6 +242,8 @@ class NotificationPrinter:
                 TextColumn("{task.fields[message]}"),
                 console=self.console,
                 auto_refresh=False,  # redrawn on each notification: no refresh thread to stop
+                # What the handler prints stays on stdout, terminal or not; its stderr goes above the bar.
+                redirect_stdout=False,
             )
             self._task = self._progress.add_task(self.label or "progress", total=total, count="", message="")
             self._progress.start()
