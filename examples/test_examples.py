@@ -503,3 +503,58 @@ def test_auth_token_from_environment(auth_example: ModuleType, monkeypatch: pyte
     assert auth_client(auth_example, "from-env").initialize()["serverInfo"]["name"] == "auth-demo"
     refused = auth_client(auth_example, auth_example.DEFAULT_TOKEN).post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert refused.status_code == 401
+
+
+# -- tasks_app: Flask-SQLAlchemy, list tools with lookups, scopes (examples/tasks_app/test_app.py has the rest)
+
+
+@pytest.fixture(scope="module")
+def tasks_app() -> ModuleType:
+    return load_example("tasks_app")
+
+
+def tasks_client(module: ModuleType, token: str, stateless: bool = False) -> MCPTestClient:
+    client = MCPTestClient(module.create_app({"TESTING": True, "MCP_STATELESS": stateless}), validator=SCHEMA)
+    client.http.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    client.initialize()
+    return client
+
+
+@pytest.mark.parametrize("stateless", [False, True], ids=["stateful", "stateless"])
+def test_tasks_app_lists_everything(tasks_app: ModuleType, stateless: bool) -> None:
+    client = tasks_client(tasks_app, tasks_app.DEFAULT_TOKEN, stateless)
+    assert {tool["name"] for tool in client.list_tools()} == {
+        "list_tasks",
+        "get_task",
+        "create_task",
+        "complete_task",
+        "tasks_report",
+        "server_status",
+    }
+    assert [t["uriTemplate"] for t in client.list_resource_templates()] == ["tasks://{task_id}"]
+    assert [p["name"] for p in client.request("prompts/list")["prompts"]] == ["plan_day"]
+    page = client.call_tool("list_tasks", {"done": False, "priority__lte": 2, "ordering": "priority"})
+    expected = sorted(
+        (row for row in tasks_app.SEED if not row.get("done") and row["priority"] <= 2), key=lambda r: r["priority"]
+    )
+    assert [item["id"] for item in page["structuredContent"]["items"]] == [row["id"] for row in expected]
+
+
+def test_tasks_app_demo_tokens(tasks_app: ModuleType) -> None:
+    reader = tasks_client(tasks_app, tasks_app.DEFAULT_TOKEN)
+    denied = reader.post(
+        {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": "tools/call",
+            "params": {"name": "create_task", "arguments": {"title": "x"}},
+        }
+    )
+    assert denied.status_code == 403
+    assert 'error="insufficient_scope", scope="tasks:write"' in denied.headers["WWW-Authenticate"]
+    writer_token = next(token for token, entry in tasks_app.DEMO_TOKENS.items() if "tasks:write" in entry["scopes"])
+    writer = tasks_client(tasks_app, writer_token)
+    created = writer.call_tool("create_task", {"title": "Water the plants", "priority": 2})["structuredContent"]
+    assert created["owner"] == tasks_app.DEMO_TOKENS[writer_token]["subject"]
+    [content] = writer.read_resource(f"tasks://{created['id']}")
+    assert json.loads(content["text"]) == created
