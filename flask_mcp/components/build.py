@@ -18,12 +18,13 @@ from ..policies.options import ArgumentBinding, ErrorFormat, KwargsPrecedence, O
 from ..policies.permissions import PermissionLike, normalize_permissions
 from ..policies.ratelimit import Limit, parse_limit
 from ..policies.tool import KwargsProvider, ToolPolicy
-from ..schemas.hints import context_parameter, schema_from_dataclass, schema_from_signature
+from ..schemas.hints import context_parameter, pydantic_schema, schema_from_dataclass, schema_from_signature
 from ..schemas.json_schema import schema_to_json_schema
 from .binding import RESERVED_NAMES, accepted_parameters
 from .model import (
     Completer,
     Prompt,
+    PydanticModelClass,
     Resource,
     ResourceTemplate,
     SchemaLike,
@@ -60,11 +61,11 @@ class ToolOptions(t.TypedDict, total=False):
     title: str | None
     #: Defaults to the docstring.
     description: str | None
-    #: Schema of the arguments (marshmallow, or a JSON Schema dict advertised
-    #: verbatim); defaults to one built from the type hints.
+    #: Schema of the arguments (marshmallow, a pydantic model, or a JSON Schema
+    #: dict advertised verbatim); defaults to one built from the type hints.
     input_schema: SchemaLike | dict[str, t.Any] | None
-    #: Schema the result is dumped through, advertised as ``outputSchema``.
-    output_schema: SchemaLike | None
+    #: Schema the result is dumped through (marshmallow or a pydantic model), advertised as ``outputSchema``.
+    output_schema: SchemaLike | PydanticModelClass | None
     #: ``ToolAnnotations`` hints such as ``{"readOnlyHint": True}``.
     annotations: t.Mapping[str, t.Any] | None
     #: Icon URLs or ``Icon`` dicts.
@@ -283,19 +284,30 @@ def _input_schema(
         if raw.get("type") != "object":
             raise ValueError(f'tool {name!r}: a JSON Schema input_schema must have "type": "object"')
         return raw
+    bundle = binding is ArgumentBinding.BUNDLE
     if given is not None:
-        return as_schema(given, f"{name}_arguments")
-    if binding is ArgumentBinding.BUNDLE:
-        # Service style: the arguments are described by the ``data`` parameter's annotation.
-        hint = t.get_type_hints(func).get("data")
-        if isinstance(hint, type) and issubclass(hint, ma.Schema):
-            return hint()
-        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-            return schema_from_dataclass(hint)()
+        return pydantic_schema(given, bundle=bundle) or as_schema(given, f"{name}_arguments")
+    # Service style: the arguments are described by the ``data`` parameter's annotation.
+    hint = t.get_type_hints(func).get("data")
+    data_schema = pydantic_schema(hint, bundle=True)
+    if data_schema is None and isinstance(hint, type) and issubclass(hint, ma.Schema):
+        data_schema = hint()
+    if data_schema is None and isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        data_schema = schema_from_dataclass(hint)()
+    if bundle and data_schema is None:
         raise ValueError(
             f"tool {name!r}: argument_binding='bundle' needs input_schema=, or a data parameter annotated "
-            "with a marshmallow Schema or a dataclass"
+            "with a marshmallow Schema, a dataclass or a pydantic model"
         )
+    if data_schema is not None and not bundle:
+        kind = getattr(hint, "__name__", hint)
+        raise ValueError(
+            f"tool {name!r}: the data parameter is annotated with {kind}, but data is reserved for the validated "
+            f"arguments: use argument_binding='bundle' for the whole arguments object to be validated by {kind}, "
+            "or rename the parameter to take it as one argument"
+        )
+    if data_schema is not None:
+        return data_schema
     # The server's seeds (request, user, data, context) are filled in, never arguments.
     return schema_from_signature(func, name=f"{name}_arguments", exclude=RESERVED_NAMES)()
 

@@ -18,11 +18,13 @@ from marshmallow import fields, validate
 from ..policies.options import ArgumentBinding, UnknownArguments
 from ..policies.tool import ResolvedPolicy, ToolDefaults, ToolPolicy
 from ..results.content import Content, ToolResult
-from ..schemas.hints import context_parameter, schema_from_dataclass
+from ..schemas.hints import context_parameter, pydantic_schema, schema_from_dataclass
 from ..schemas.json_schema import schema_to_json_schema
 from .uri_template import URITemplate
 
 if t.TYPE_CHECKING:
+    import pydantic
+
     from ..policies.permissions import Permission
     from ..policies.ratelimit import Limit
     from .binding import ArgumentBinder
@@ -38,6 +40,8 @@ __all__ = [
 
 #: A marshmallow schema class or instance, or a dict of field name to field.
 SchemaLike = t.Union[type[ma.Schema], ma.Schema, t.Mapping[str, fields.Field[t.Any]]]
+#: A pydantic model class, which tools also take as a schema (the ``pydantic`` extra).
+PydanticModelClass: t.TypeAlias = "type[pydantic.BaseModel]"
 #: Completion source: a fixed list, or ``f(value, arguments) -> iterable of str``.
 Completer = t.Union[t.Sequence[str], t.Callable[[str, dict[str, str]], t.Iterable[str]]]
 
@@ -47,15 +51,20 @@ def is_json_schema(schema: t.Any) -> bool:
     return isinstance(schema, t.Mapping) and not any(isinstance(v, fields.Field) for v in schema.values())
 
 
-def as_schema(schema: SchemaLike, name: str) -> ma.Schema:
-    """Return a schema instance for a class, an instance or a dict of fields."""
+def as_schema(schema: SchemaLike | PydanticModelClass, name: str) -> ma.Schema:
+    """Return a schema instance for a class, an instance, a dict of fields or a pydantic model."""
     if isinstance(schema, ma.Schema):
         return schema
     if isinstance(schema, type) and issubclass(schema, ma.Schema):
         return schema()
     if isinstance(schema, t.Mapping):
         return ma.Schema.from_dict(dict(schema), name=name)()
-    raise TypeError(f"expected a marshmallow Schema class, instance or dict of fields, got {schema!r}")
+    model = pydantic_schema(schema)
+    if model is not None:
+        return model
+    raise TypeError(
+        f"expected a marshmallow Schema class, instance or dict of fields, or a pydantic model, got {schema!r}"
+    )
 
 
 def normalize_icons(icons: t.Sequence[str | t.Mapping[str, t.Any]] | None) -> list[dict[str, t.Any]] | None:
@@ -75,7 +84,7 @@ def _descriptor(**members: t.Any) -> dict[str, t.Any]:
 
 
 def output_schema_from_hints(func: t.Callable[..., t.Any]) -> ma.Schema | None:
-    """A return annotation that is a Schema subclass or a dataclass names the output schema."""
+    """A return annotation that is a Schema subclass, a dataclass or a pydantic model names the output schema."""
     try:
         hint = t.get_type_hints(func).get("return")
     except Exception:  # unresolvable forward references: no schema, like no hint
@@ -84,6 +93,9 @@ def output_schema_from_hints(func: t.Callable[..., t.Any]) -> ma.Schema | None:
         return hint()
     if isinstance(hint, type) and issubclass(hint, (Content, ToolResult)):
         return None  # a full result object, not structured data
+    model = pydantic_schema(hint)
+    if model is not None:
+        return model
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return schema_from_dataclass(hint)()
     return None

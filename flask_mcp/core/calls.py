@@ -26,6 +26,7 @@ from ..protocol import jsonrpc
 from ..protocol.errors import NotFoundError, describe_exception, describe_validation_error, is_expected
 from ..protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, RESOURCE_NOT_FOUND, MCPError
 from ..results.convert import resource_contents, tool_value
+from ..results.output import OutputMismatch
 from ..results.spill import spill_token
 from .client import Call, ClientState
 
@@ -199,8 +200,9 @@ def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], princ
 
     :raises DirectCallFailed: unknown tool, invalid arguments, a
         :class:`~flask_mcp.NotFoundError` from the tool, or any other failure
-        (detail masked unless the server exposes errors), a permission
-        denial or a rate limit.
+        (detail masked unless the server exposes errors; a value that does
+        not fit the output schema is described as ``tools/call`` describes
+        it), a permission denial or a rate limit.
     :raises Exception: one of ``server.unavailable`` when the store did not answer.
 
     :param principal: the authenticated caller, as ``tools/call`` would see it.
@@ -230,7 +232,9 @@ def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], princ
     except Exception as exc:
         raise DirectCallFailed("tool_error", describe_exception(exc, expose=server.expose_errors)) from None
     try:
-        return jsonrpc.encode({"result": tool_value(value, tool.output_schema)})
+        return jsonrpc.encode({"result": tool_value(value, tool.output_schema, tool=name)})
+    except OutputMismatch as exc:  # logged where it was found
+        raise DirectCallFailed("tool_error", exc.message) from None
     except (TypeError, ValueError) as exc:
         # The tool worked but returned something JSON cannot carry (NaN, a custom object).
         logger.exception("tool %r returned a value that is not JSON", name)

@@ -9,12 +9,16 @@ The conversions are the documented contract of the decorators:
 * resources: ``str`` -> text, ``bytes`` -> base64 ``blob``, ``dict``/``list``
   -> JSON text (``application/json`` unless a MIME type was given).
 * prompts: ``str`` -> one user message; a list of messages for full control.
+
+A tool's output schema dumps its value and must accept what comes out
+(:mod:`flask_mcp.results.output`).
 """
 
 from __future__ import annotations
 
 import base64
 import dataclasses
+import sys
 import typing as t
 
 import marshmallow as ma
@@ -23,6 +27,7 @@ from ..policies.options import OutputFormat
 from ..protocol import jsonrpc
 from .content import Content, EmbeddedResource, PromptMessage, ToolResult, content_block
 from .formats import error_result, render_text
+from .output import check_structured, dump_output
 
 __all__ = ["error_result", "prompt_messages", "resource_contents", "tool_result", "tool_value"]
 
@@ -33,10 +38,18 @@ def _is_content_list(value: t.Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(item, Content) for item in value)
 
 
+_JSON_TYPES = (dict, list, str, int, float, bool, type(None))
+
+
 def _plain(value: t.Any) -> t.Any:
-    # Dataclass instances are structured results like dicts.
+    if isinstance(value, _JSON_TYPES):
+        return value
+    # Dataclass instances and pydantic models are structured results like dicts.
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
+    pydantic = sys.modules.get("pydantic")  # a model cannot exist unless the app imported pydantic
+    if pydantic is not None and isinstance(value, pydantic.BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
     return value
 
 
@@ -46,22 +59,29 @@ def tool_result(
     *,
     output_format: OutputFormat = OutputFormat.JSON,
     structured: bool = True,
+    tool: str | None = None,
 ) -> dict[str, t.Any]:
     """Build the ``CallToolResult`` for a tool's return value.
 
     :param output_format: how the text block writes a structured value.
     :param structured: include ``structuredContent`` (the text block always
         carries the full value).
+    :param tool: the tool's name, for the message of an output mismatch.
+    :raises ~flask_mcp.results.output.OutputMismatch: the value, or the
+        ``structuredContent`` of a :class:`~flask_mcp.ToolResult`, does not
+        fit *output_schema*.
     :raises ValueError: a value JSON cannot represent (``NaN``, ``Infinity``).
     :raises TypeError: a value of a type that has no JSON form.
     """
     if isinstance(value, ToolResult):
+        if output_schema is not None and value.structured_content is not None and not value.is_error:
+            check_structured(output_schema, value.structured_content, tool)
         return value.to_dict()
     if isinstance(value, Content):
         return {"content": [value.to_dict()]}
     if _is_content_list(value):
         return {"content": [item.to_dict() for item in value]}
-    value = tool_value(value, output_schema)
+    value = tool_value(value, output_schema, tool=tool)
     if isinstance(value, str):
         return {"content": [{"type": "text", "text": value}]}
     result: dict[str, t.Any] = {"content": [{"type": "text", "text": render_text(value, output_format)}]}
@@ -70,20 +90,24 @@ def tool_result(
     return result
 
 
-def tool_value(value: t.Any, output_schema: ma.Schema | None = None) -> t.Any:
+def tool_value(value: t.Any, output_schema: ma.Schema | None = None, *, tool: str | None = None) -> t.Any:
     """The plain JSON-ready value of a tool's return value, for transports that send the value itself.
 
-    The output schema, when there is one, dumps it (as for
-    ``structuredContent``); a dataclass becomes a dict; a
-    :class:`~flask_mcp.ToolResult` or content objects become their wire form.
-    Values JSON cannot hold are left for the encoder to refuse.
+    The output schema, when there is one, dumps it and must accept the
+    result (as for ``structuredContent``); a dataclass or a pydantic model
+    becomes a dict; a :class:`~flask_mcp.ToolResult` or content objects
+    become their wire form. Values JSON cannot hold are left for the encoder
+    to refuse.
+
+    :param tool: the tool's name, for the message of an output mismatch.
+    :raises ~flask_mcp.results.output.OutputMismatch: the value does not fit *output_schema*.
     """
     if isinstance(value, (ToolResult, Content)):
         return value.to_dict()
     if _is_content_list(value):
         return [item.to_dict() for item in value]
     if output_schema is not None:
-        value = output_schema.dump(value)
+        return dump_output(output_schema, value, tool)
     return _plain(value)
 
 

@@ -64,6 +64,8 @@ def fast_loader(schema: ma.Schema) -> FastLoader | None:
     """A plain loader for *schema*, or ``None`` when it is not a flat object of primitives."""
     if any(schema._hooks.values()) or schema.many or schema.partial:  # pre/post-load, schema validators
         return None
+    if type(schema).load is not ma.Schema.load:  # a schema that validates its own way (a pydantic model)
+        return None
     plan: list[tuple[str, t.Callable[[t.Any], bool], t.Callable[[t.Any], t.Any], bool, bool, t.Any]] = []
     for name, field in schema.load_fields.items():
         check = _check_of(field)

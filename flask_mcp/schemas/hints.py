@@ -4,6 +4,9 @@ When a tool, prompt or resource template is registered without an explicit
 schema, its signature is turned into a marshmallow schema here; the JSON
 Schema then comes from :mod:`flask_mcp.schemas.json_schema` like any other schema, so
 hinted and hand-written schemas behave identically.
+
+pydantic types are handed to :mod:`flask_mcp.schemas.pydantic_models`, and
+only once the app has imported pydantic: an app without it never loads it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import datetime
 import decimal
 import enum
 import inspect
+import sys
 import types
 import typing as t
 import uuid
@@ -27,6 +31,7 @@ __all__ = [
     "JSONOneOf",
     "context_parameter",
     "field_for_hint",
+    "pydantic_schema",
     "schema_from_dataclass",
     "schema_from_signature",
 ]
@@ -55,6 +60,27 @@ def context_parameter(func: t.Callable[..., t.Any]) -> str | None:
 
 
 _JSON_DEFAULTS = (str, int, float, bool, type(None))
+
+
+def _pydantic() -> types.ModuleType | None:
+    """The pydantic adapter, once the app has imported pydantic (a pydantic hint cannot exist before)."""
+    if sys.modules.get("pydantic") is None:
+        return None
+    from . import pydantic_models
+
+    return pydantic_models
+
+
+def pydantic_schema(cls: t.Any, *, bundle: bool = False) -> ma.Schema | None:
+    """A schema validating and dumping by pydantic model *cls*; ``None`` when *cls* is not a pydantic model.
+
+    :param bundle: loading gives the model instance (a bundled tool's
+        ``data``), not its fields by name (a spread tool's keyword arguments).
+    """
+    adapter = _pydantic()
+    if adapter is None or not adapter.is_pydantic_model(cls):
+        return None
+    return t.cast(ma.Schema, adapter.model_schema(cls)(bundle=bundle))
 
 
 class JSONBoolean(fields.Boolean):
@@ -138,8 +164,11 @@ def field_for_hint(hint: t.Any, *, strict: bool = True) -> fields.Field[t.Any]:
     ``tuple[X, ...]``, ``set[...]``, ``dict[str, ...]``, ``Optional``/``X | None``,
     ``Literal``, :class:`~enum.Enum`, ``datetime``/``date``/``time``, ``UUID``,
     ``Decimal``, marshmallow :class:`~marshmallow.Schema` subclasses, dataclasses,
-    ``Annotated[X, "description"]`` and ``Any``. Anything else becomes a
-    :class:`~marshmallow.fields.Raw` field accepting any JSON value.
+    ``Annotated[X, "description"]`` and ``Any``; pydantic models and
+    constrained types (``Annotated[int, Field(ge=1)]``), alone or inside
+    another hint, are validated by pydantic
+    (:class:`~flask_mcp.schemas.pydantic_models.PydanticField`). Anything
+    else becomes a :class:`~marshmallow.fields.Raw` field accepting any JSON value.
 
     :param strict: values must have the JSON type of their hint: an ``int``
         is a JSON integer (not ``"1"``, ``1.0`` or ``true``), a ``float`` a
@@ -151,8 +180,15 @@ def field_for_hint(hint: t.Any, *, strict: bool = True) -> fields.Field[t.Any]:
     description = None
     origin = t.get_origin(hint)
     if origin is t.Annotated:
-        hint, *extras = t.get_args(hint)
-        description = next((x for x in extras if isinstance(x, str)), None)
+        description = next((x for x in t.get_args(hint)[1:] if isinstance(x, str)), None)
+    adapter = _pydantic()
+    if adapter is not None and adapter.is_pydantic_hint(hint):
+        return t.cast(
+            fields.Field[t.Any],
+            adapter.PydanticField(hint, metadata={"description": description} if description else {}),
+        )
+    if origin is t.Annotated:
+        hint = t.get_args(hint)[0]
         origin = t.get_origin(hint)
     allow_none = False
     if origin in (t.Union, types.UnionType):

@@ -7,6 +7,11 @@ produces: nested schemas move under ``$defs`` with their references
 rewritten, and the fields that do not belong to one direction are dropped
 (``readOnly`` ones from input, ``writeOnly`` ones from output).
 
+A schema or a field with a ``json_schema_for(direction)`` method supplies
+its own JSON Schema instead (pydantic models and types,
+:mod:`flask_mcp.schemas.pydantic_models`); a field's ``$defs`` join the
+root's, renamed on a clash.
+
 :func:`validate_json_schema` checks a value against a raw JSON Schema, for
 tools declared with one instead of a marshmallow schema.
 """
@@ -28,11 +33,22 @@ _COMPONENTS_PREFIX = "#/components/schemas/"
 _DEFS_PREFIX = "#/$defs/"
 
 
-def _converter() -> tuple[APISpec, MarshmallowPlugin]:
+def _dumped_as_string(self: t.Any, field: ma.fields.Field[t.Any], ret: dict[str, t.Any], **kwargs: t.Any) -> t.Any:
+    """A number field with ``as_string=True`` dumps a string, which apispec calls a number."""
+    if not (isinstance(field, ma.fields.Number) and field.as_string):
+        return {}
+    kind = ret.get("type")
+    return {"type": ["string", "null"] if isinstance(kind, list) and "null" in kind else "string"}
+
+
+def _converter(direction: Direction) -> tuple[APISpec, MarshmallowPlugin]:
     # A fresh spec per conversion: components of one tool never leak into
     # (or clash with) another tool's schema.
     plugin = MarshmallowPlugin()
     spec = APISpec(title="flask_mcp", version="1", openapi_version="3.1.0", plugins=[plugin])
+    if direction == "output":
+        assert plugin.converter is not None  # set by APISpec(plugins=[...])
+        plugin.converter.add_attribute_function(_dumped_as_string)  # type: ignore[no-untyped-call]
     return spec, plugin
 
 
@@ -73,9 +89,12 @@ def schema_to_json_schema(schema: type[ma.Schema] | ma.Schema, direction: Direct
         ``additionalProperties: false`` when the schema raises on unknown
         fields, and ``$defs`` for nested schemas (recursion works).
     """
-    spec, plugin = _converter()
-    assert plugin.converter is not None  # set by APISpec(plugins=[...])
     instance = schema() if isinstance(schema, type) else schema
+    own = getattr(instance, "json_schema_for", None)
+    if own is not None:
+        return t.cast(dict[str, t.Any], own(direction))
+    spec, plugin = _converter(direction)
+    assert plugin.converter is not None  # set by APISpec(plugins=[...])
     root = plugin.converter.schema2jsonschema(instance)  # type: ignore[no-untyped-call]
     components = spec.to_dict().get("components", {}).get("schemas", {})
     drop_flag = "readOnly" if direction == "input" else "writeOnly"
@@ -84,7 +103,45 @@ def schema_to_json_schema(schema: type[ma.Schema] | ma.Schema, direction: Direct
     result.setdefault("properties", {})
     if components:
         result["$defs"] = {name: _rewrite(copy.deepcopy(defn), drop_flag) for name, defn in components.items()}
+    for name, field in instance.fields.items():
+        key = field.data_key or name
+        if hasattr(field, "json_schema_for") and key in result["properties"]:
+            result["properties"][key] = _merge_defs(result, field.json_schema_for(direction))
     return t.cast(dict[str, t.Any], result)
+
+
+def _merge_defs(root: dict[str, t.Any], schema: dict[str, t.Any]) -> dict[str, t.Any]:
+    """*schema* without its ``$defs``, which join *root*'s (a name taken by another definition is renamed)."""
+    defs = schema.pop("$defs", None)
+    if not defs:
+        return schema
+    merged = root.setdefault("$defs", {})
+    renames: dict[str, str] = {}
+    for name, definition in defs.items():
+        new, number = name, 1
+        while new in merged and merged[new] != definition:
+            number += 1
+            new = f"{name}{number}"
+        if new != name:
+            renames[_DEFS_PREFIX + name] = _DEFS_PREFIX + new
+    if renames:
+        defs = {
+            renames.get(_DEFS_PREFIX + name, _DEFS_PREFIX + name)[len(_DEFS_PREFIX) :]: d for name, d in defs.items()
+        }
+        defs, schema = _renamed(defs, renames), _renamed(schema, renames)
+    merged.update(defs)
+    return schema
+
+
+def _renamed(node: t.Any, renames: dict[str, str]) -> t.Any:
+    if isinstance(node, list):
+        return [_renamed(item, renames) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: renames.get(value, value) if key == "$ref" and isinstance(value, str) else _renamed(value, renames)
+        for key, value in node.items()
+    }
 
 
 def validate_json_schema(schema: dict[str, t.Any], instance: dict[str, t.Any]) -> dict[str, t.Any]:

@@ -40,6 +40,8 @@ def server(expose: bool = False) -> Server:
     for func in (add, find, refuse, crash):
         registry.add_tool(build_tool(func))
     registry.add_tool(build_tool(item, output_schema=Item))
+    registry.add_tool(build_tool(lambda: {"id": "x"}, name="wrong_type", output_schema=Item))
+    registry.add_tool(build_tool(lambda: {}, name="missing", output_schema=Item))
     registry.add_tool(build_tool(lambda: float("nan"), name="nan"))
     return Server(registry, name="n", version="1", expose_errors=expose)
 
@@ -57,6 +59,20 @@ def test_success_is_the_encoded_result() -> None:
         ("find", {"key": "k"}, "not_found", "no k"),
         ("refuse", {}, "tool_error", "not today"),
         ("nan", {}, "tool_error", "the tool returned a value that cannot be sent as JSON"),
+        # A value that does not fit the output schema: one message, whatever is wrong with it.
+        (
+            "wrong_type",
+            {},
+            "tool_error",
+            "Tool 'wrong_type' returned a value that does not match its output schema: id: Not a valid integer.",
+        ),
+        (
+            "missing",
+            {},
+            "tool_error",
+            "Tool 'missing' returned a value that does not match its output schema: "
+            "id: Missing data for required field.",
+        ),
     ],
 )
 def test_failures_have_a_reason(name: str, arguments: dict[str, object], reason: str, message: str) -> None:

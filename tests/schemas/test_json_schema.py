@@ -82,3 +82,20 @@ def test_conversions_do_not_share_state() -> None:
     first = schema_to_json_schema(Node)
     first["$defs"]["Tag"]["properties"]["name"]["type"] = "mutated"
     assert schema_to_json_schema(Node)["$defs"]["Tag"]["properties"]["name"]["type"] == "string"
+
+
+def test_numbers_dumped_as_strings_are_strings_in_output() -> None:
+    class Money(ma.Schema):
+        amount = fields.Decimal(as_string=True)
+        cents = fields.Integer(as_string=True, allow_none=True)
+        count = fields.Integer()
+
+    outbound = schema_to_json_schema(Money, "output")
+    assert outbound["properties"] == {
+        "amount": {"type": "string"},
+        "cents": {"type": ["string", "null"]},
+        "count": {"type": "integer"},
+    }
+    assert jsonschema.Draft202012Validator(outbound).is_valid(Money().dump({"amount": 1.5, "cents": 3, "count": 1}))
+    # Loading still takes numbers, as advertised.
+    assert schema_to_json_schema(Money, "input")["properties"]["amount"] == {"type": "number"}
