@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .auth.gate import current_principal
 from .components.bulk import ToolDefinition
-from .config import LateSettingWarning, UnknownSettingWarning
+from .config import LateSettingWarning, ProcessLocalSessionsWarning, UnknownSettingWarning
 from .core.context import Context
 from .core.input_requests import Elicit, ElicitResult, InputRequest, ListRoots, Sample
 from .extension import MCP
@@ -70,6 +70,7 @@ __all__ = [
     "InputRequest",
     "KwargsPrecedence",
     "LateSettingWarning",
+    "ProcessLocalSessionsWarning",
     "ListRoots",
     "MCPError",
     "NotFoundError",

@@ -24,7 +24,14 @@ from .policies.ratelimit import Limit, parse_limit
 from .policies.tool import ToolDefaults
 from .protocol.strict_json import DEFAULT_LIMITS, JSONLimits
 
-__all__ = ["DEFAULTS", "LateSettingWarning", "Settings", "UnknownSettingWarning", "changed_settings"]
+__all__ = [
+    "DEFAULTS",
+    "LateSettingWarning",
+    "ProcessLocalSessionsWarning",
+    "Settings",
+    "UnknownSettingWarning",
+    "changed_settings",
+]
 
 #: Every configuration key with its default. ``init_app`` fills in the missing
 #: ones with ``app.config.setdefault`` so ``app.config`` shows what is in force.
@@ -62,8 +69,9 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_REST_ENABLED": True,
     # Path under which the REST routes, openapi.json and the docs page live.
     "MCP_REST_PREFIX": "/mcp/rest",
-    # Where the docs page loads swagger-ui-bundle.js and swagger-ui.css from.
-    "MCP_SWAGGER_UI_URL": "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5",
+    # Where the docs page loads swagger-ui-bundle.js and swagger-ui.css from;
+    # empty: the copy installed with flask-swagger-ui, served by the app itself.
+    "MCP_SWAGGER_UI_URL": "",
     # Text block of structured tool results: "json", "toon" (needs toon-format) or "auto".
     "MCP_OUTPUT_FORMAT": "json",
     # Send structuredContent with tool results (tools may override).
@@ -204,6 +212,10 @@ class LateSettingWarning(UserWarning):
     """An ``MCP_*`` key changed after the extension was set up, when it no longer has any effect."""
 
 
+class ProcessLocalSessionsWarning(UserWarning):
+    """Handshake sessions in one process's memory (SimpleCache) under a server that runs several processes."""
+
+
 def changed_settings(read: t.Mapping[str, t.Any], config: t.Mapping[str, t.Any]) -> list[str]:
     """The ``MCP_*`` keys whose value in *config* is not the one *read* when the extension was set up."""
     return sorted(key for key, value in config.items() if key.startswith("MCP_") and read.get(key, value) != value)
@@ -243,7 +255,7 @@ class Settings:
     #: Normalized: starts with ``/``, no trailing ``/``.
     rest_prefix: str = "/mcp/rest"
     #: Without a trailing ``/``.
-    swagger_ui_url: str = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5"
+    swagger_ui_url: str = ""
     #: Defaults of every tool's call options.
     tool_defaults: ToolDefaults = dataclasses.field(default_factory=ToolDefaults)
     auth_tokens: t.Mapping[str, t.Any] | None = None

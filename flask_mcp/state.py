@@ -22,7 +22,7 @@ from flask_caching.backends import NullCache
 from werkzeug.exceptions import HTTPException
 
 from .auth import AuthGate, StaticTokenBackend
-from .config import LateSettingWarning, Settings, changed_settings
+from .config import LateSettingWarning, ProcessLocalSessionsWarning, Settings, changed_settings
 from .core.server import Server
 from .policies.ratelimit import CacheRateLimiter
 from .protocol.errors import NotFoundError, ToolError
@@ -79,6 +79,18 @@ class MCPState:
     #: The ``MCP_*`` values the settings were read from, until the first request compares them.
     settings_read: dict[str, t.Any] | None = None
 
+    def check_first_request(self, config: t.Mapping[str, t.Any], environ: t.Mapping[str, t.Any]) -> None:
+        """Warn, once a process, about a setup that cannot work as it stands.
+
+        Called on a process's first request, the first moment the WSGI server
+        says (``wsgi.multiprocess``) whether other processes serve the same
+        app: with sessions in this process's memory, most of a client's
+        requests would then reach a process that does not know its session.
+        """
+        self.check_settings_unchanged(config)
+        if environ.get("wsgi.multiprocess") and self.sessions is not None and not self.store_is_shared:
+            warnings.warn(SESSIONS_IN_ONE_PROCESS, ProcessLocalSessionsWarning, stacklevel=2)
+
     def check_settings_unchanged(self, config: t.Mapping[str, t.Any]) -> None:
         """Warn, once, about ``MCP_*`` keys set after the extension read them (they do nothing)."""
         read, self.settings_read = self.settings_read, None
@@ -105,6 +117,15 @@ class MCPState:
             self.shared.apply(session.read_along)
         else:
             self.shared.refresh()
+
+
+#: Why handshake sessions fail under a multi-process server with the default store.
+SESSIONS_IN_ONE_PROCESS = (
+    "this server runs several processes, but handshake-era sessions live in one process's memory "
+    "(MCP_CACHE_TYPE is SimpleCache): a session's later requests reach other processes, which answer "
+    "404 Session not found. Use a shared store (MCP_CACHE_TYPE = 'redis' and MCP_CACHE_REDIS_URL), "
+    "or MCP_STATELESS = True; clients of the 2026-07-28 revision need no session"
+)
 
 
 def _app_is_debug() -> bool:

@@ -84,7 +84,7 @@ def test_user_values_are_kept() -> None:
 def test_rest_defaults() -> None:
     result = settings()
     assert (result.rest_enabled, result.rest_prefix) == (True, "/mcp/rest")
-    assert result.swagger_ui_url == "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5"
+    assert result.swagger_ui_url == ""
 
 
 @pytest.mark.parametrize(("value", "expected"), [("api/", "/api"), ("/api/v1/", "/api/v1"), ("/", "/")])

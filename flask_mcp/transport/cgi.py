@@ -44,7 +44,7 @@ from ..protocol.strict_json import JSONLimits
 from ..stores.failures import RETRY_AFTER, unavailable
 from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
-from .openapi import build_document
+from .openapi import build_document, security_schemes
 from .stdout import stdout_to_stderr
 
 if t.TYPE_CHECKING:
@@ -94,7 +94,8 @@ def cgi_document(state: MCPState, script_name: str = "") -> dict[str, t.Any]:
     does not serve them; *script_name* (the script's URL path) becomes the
     server URL, so the paths resolve under it.
     """
-    document = build_document(state.server, "", "/")
+    security = security_schemes(state.auth.backend) if state.auth is not None else None
+    document = build_document(state.server, "", "/", security=security)
     document["paths"] = {path: item for path, item in document["paths"].items() if path.startswith("/tools/")}
     if script_name:
         document["servers"] = [{"url": script_name}]

@@ -83,8 +83,8 @@ def error_response(
 def endpoint() -> Response:
     """The view function behind the MCP URL."""
     state = current_state()
-    if state.settings_read is not None:  # the first request: were settings changed too late?
-        state.check_settings_unchanged(current_app.config)
+    if state.settings_read is not None:  # this process's first request: a setup that cannot work?
+        state.check_first_request(current_app.config, request.environ)
     # Headers are read straight from the WSGI environ: on the hot path this
     # is measurably cheaper than going through ``request`` for each one.
     environ = request.environ

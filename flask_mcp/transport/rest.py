@@ -32,6 +32,7 @@ from ..stores.failures import unavailable
 from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
 from .openapi import OpenAPIDocument, security_schemes, swagger_ui_page
+from .rules import add_rule
 from .swagger_page import (
     ASSETS_PATH,
     INITIALISER,
@@ -92,8 +93,9 @@ def _json(payload: t.Any, status: int = 200, headers: dict[str, str] | None = No
 def add_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
     """Add the REST routes to *app*, once, when ``MCP_REST_ENABLED`` is set.
 
-    The rules take every HTTP method (``methods=None``) so the views answer
-    unsupported ones with a JSON 405 rather than werkzeug's HTML page.
+    The rules take every HTTP method (:func:`~flask_mcp.transport.rules.add_rule`)
+    so the views answer unsupported ones with a JSON 405 rather than werkzeug's
+    HTML page.
 
     :param endpoint_prefix: the blueprint's endpoint name prefix (``"mcp"``).
     :param mcp_path: where the MCP endpoint itself is routed.
@@ -109,27 +111,27 @@ def add_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
     # Registrations after setup (tools added at run time) must show in the document.
     state.mcp.registry.on_change(lambda kind: site.document.invalidate())
     app.extensions[EXTENSION_KEY] = site
-    views: list[tuple[str, str, t.Callable[..., Response]]] = [
-        ("/tools/<name>", "rest_tool", tool_view),
-        ("/resources", "rest_resource", resource_view),
-        ("/openapi.json", "rest_openapi", openapi_view),
-        ("/docs", "rest_docs", docs_view),
-        (INITIALISER_PATH, "rest_docs_initialiser", initialiser_view),
-        (ASSETS_PATH + "/<path:filename>", "rest_docs_asset", asset_view),
+    read = ("GET", "HEAD", "OPTIONS")
+    views: list[tuple[str, str, t.Callable[..., Response], tuple[str, ...]]] = [
+        ("/tools/<name>", "rest_tool", tool_view, ("POST", "OPTIONS")),
+        ("/resources", "rest_resource", resource_view, read),
+        ("/openapi.json", "rest_openapi", openapi_view, read),
+        ("/docs", "rest_docs", docs_view, read),
+        (INITIALISER_PATH, "rest_docs_initialiser", initialiser_view, read),
+        (ASSETS_PATH + "/<path:filename>", "rest_docs_asset", asset_view, read),
     ]
     if prefix:
         # Anything else under the prefix: a JSON 404, not an HTML page. Both
         # spellings of the prefix itself, so werkzeug does not redirect to the
         # slashed one. Not at the root, where they would take the app's own 404s.
+        # ``flask routes`` shows them as taking ANY method, which they answer with 404.
         views += [
-            ("", "rest_not_found_root", not_found_view),
-            ("/", "rest_not_found", not_found_view),
-            ("/<path:rest>", "rest_not_found_path", not_found_view),
+            ("", "rest_not_found_root", not_found_view, ("ANY",)),
+            ("/", "rest_not_found", not_found_view, ("ANY",)),
+            ("/<path:rest>", "rest_not_found_path", not_found_view, ("ANY",)),
         ]
-    for path, name, view in views:
-        endpoint = f"{endpoint_prefix}.{name}"
-        app.url_map.add(app.url_rule_class(prefix + path, endpoint=endpoint, methods=None))
-        app.view_functions[endpoint] = view
+    for path, name, view, methods in views:
+        add_rule(app, prefix + path, f"{endpoint_prefix}.{name}", view, methods)
 
 
 def _preflight(allowed: str) -> Response | None:

@@ -285,6 +285,15 @@ def test_the_openapi_document_follows_mcp_auth_openapi() -> None:
     assert run_cgi("GET", "/openapi.json", extra={**AUTH, "FLASK_MCP_AUTH_OPENAPI": "false"}).status == 200
 
 
+def test_the_document_of_a_protected_app_declares_its_scheme() -> None:
+    document = run_cgi("GET", "/openapi.json", extra={**AUTH, "HTTP_AUTHORIZATION": "Bearer alice-token"}).json()
+    schemes = document["components"]["securitySchemes"]
+    assert [scheme["scheme"] for scheme in schemes.values()] == ["bearer"]
+    operation = document["paths"]["/tools/whoami"]["post"]
+    assert [next(iter(requirement)) for requirement in operation["security"]] == list(schemes)
+    assert "securitySchemes" not in run_cgi("GET", "/openapi.json").json().get("components", {})
+
+
 @pytest.fixture
 def doubling_app(make_app: t.Callable[..., Flask]) -> Flask:
     mcp = MCP(name="inline")

@@ -19,10 +19,11 @@ TOKENS = {"s3cr3t": "ada"}
 @pytest.fixture
 def app(mcp: MCP, make_app: t.Callable[..., Flask]) -> Flask:
     mcp.tool(name="add", permissions=[])(lambda a, b: a + b)
-    return make_app(mcp, MCP_STATELESS=True, MCP_SWAGGER_UI_URL="")
+    return make_app(mcp, MCP_STATELESS=True)
 
 
 def test_page_loads_everything_from_the_app(app: Flask) -> None:
+    """By default: nothing from a CDN, the installed copy of Swagger UI."""
     response = app.test_client().get("/mcp/rest/docs")
     assert response.status_code == 200
     assert response.mimetype == "text/html"

@@ -31,6 +31,10 @@ def test_flask_routes_lists_the_methods_of_every_extension_route(mcp: MCP, make_
     routes = _routes(app)
     assert routes["mcp.endpoint"] == "DELETE, GET, POST"
     assert routes["mcp.oauth_protected_resource"] == "GET"
+    assert routes["mcp.rest_tool"] == "POST"
+    assert routes["mcp.rest_docs"] == "GET"
+    assert routes["mcp.rest_not_found_path"] == "ANY"
+    assert all(methods for endpoint, methods in routes.items()), routes
 
 
 def test_a_stateless_endpoint_lists_post_only(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:

@@ -790,11 +790,11 @@ def test_stateless_sampling_says_it_needs_a_session(
 class Gunicorn:
     """``tests/streaming_app.py`` under gunicorn (gthread) on a free port."""
 
-    def __init__(self, **env: str) -> None:
+    def __init__(self, workers: int = 1, **env: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.output: list[str] = []
-        command = [sys.executable, "-m", "gunicorn", "-w", "1", "-k", "gthread", "--threads", "8"]
+        command = [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", "gthread", "--threads", "8"]
         command += ["--graceful-timeout", "2", "-b", f"127.0.0.1:{self.port}", "tests.streaming_app:app"]
         self.process = subprocess.Popen(
             command,
@@ -827,6 +827,20 @@ class Gunicorn:
             if "Booting worker" in line:
                 return
 
+    def wait_for(self, text: str) -> str:
+        """Block until the server prints a line holding *text*; that line."""
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                line = None
+            if line is None:
+                pytest.fail(f"gunicorn never printed {text!r}: {''.join(self.output)}")
+            self.output.append(line)
+            if text in line:
+                return line
+
     def stop(self) -> None:
         self.process.terminate()
         try:
@@ -837,8 +851,8 @@ class Gunicorn:
 
 
 @contextlib.contextmanager
-def gunicorn(**env: str) -> t.Iterator[Gunicorn]:
-    server = Gunicorn(**env)
+def gunicorn(workers: int = 1, **env: str) -> t.Iterator[Gunicorn]:
+    server = Gunicorn(workers, **env)
     try:
         server.wait_ready()
         yield server
