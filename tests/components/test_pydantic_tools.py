@@ -9,6 +9,7 @@ import typing as t
 import marshmallow as ma
 import pytest
 from flask import Flask
+from openapi_spec_validator import validate
 from pydantic import BaseModel, ConfigDict, Field
 
 from flask_mcp import MCP
@@ -197,3 +198,12 @@ def test_a_data_schema_without_bundle_is_refused(annotation: type) -> None:
     with pytest.raises(ValueError, match=rf"data parameter is annotated with {annotation.__name__}.*'bundle'"):
         mcp.tool(create)
     assert mcp.tool(argument_binding="bundle")(create) is create
+
+
+def test_the_openapi_document_describes_them(shop: MCP, make_app: t.Callable[..., Flask]) -> None:
+    document = make_app(shop, MCP_STATELESS=True).test_client().get("/mcp/rest/openapi.json").get_json()
+    validate(document)
+    schemas = document["components"]["schemas"]
+    # apispec knows nothing of pydantic's $defs: the properties come written out.
+    assert schemas["buy_arguments"]["properties"]["item"]["properties"]["tags"]["items"]["required"] == ["label"]
+    assert schemas["buy_arguments"]["properties"]["count"]["maximum"] == 10
