@@ -20,7 +20,7 @@ from flask import Flask
 from flask_mcp.testing import MCPTestClient, SchemaValidator
 
 EXAMPLES = Path(__file__).resolve().parent
-SCHEMA = SchemaValidator(EXAMPLES.parents[1] / "shared" / "mcp-schema" / "2025-11-25" / "schema.json")
+SCHEMA = SchemaValidator.official("2025-11-25")
 
 
 def load_example(name: str) -> ModuleType:

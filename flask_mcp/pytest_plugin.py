@@ -22,12 +22,15 @@ pytest-flask, and ask for a client::
     current revision (2026-07-28): every request stands alone.
 ``mcp_client_factory``
     ``mcp_client_factory(app=None, *, path=None, validator=None,
-    era="modern", capabilities=None, log_level=None, initialize=True,
-    version=..., token=None, headers=None)`` builds more clients: for another
-    app, with a :class:`~flask_mcp.testing.SchemaValidator`, declaring client
-    capabilities, with a caller's token for an app with authentication, or in
-    the handshake era (``era="handshake"``: initialized in a session unless
-    ``initialize=False``).
+    validate=True, era="modern", capabilities=None, log_level=None,
+    initialize=True, version=..., token=None, headers=None)`` builds more
+    clients: for another app, declaring client capabilities, with a caller's
+    token for an app with authentication, or in the handshake era
+    (``era="handshake"``: initialized in a session unless ``initialize=False``).
+
+Every answer these clients get is checked against the official JSON schema of
+its revision, which ships with flask_mcp (a
+:class:`~flask_mcp.testing.SchemaValidator`); ``validate=False`` turns that off.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import typing as t
 
 import pytest
 
+from .protocol.versions import MODERN_PROTOCOL_VERSIONS
 from .testing import MCPTestClient, SchemaValidator
 
 if t.TYPE_CHECKING:
@@ -62,6 +66,7 @@ class MCPClientFactory:
         *,
         path: str | None = None,
         validator: SchemaValidator | None = None,
+        validate: bool = True,
         era: t.Literal["modern", "handshake"] = "modern",
         capabilities: dict[str, t.Any] | None = None,
         log_level: str | None = None,
@@ -72,7 +77,9 @@ class MCPClientFactory:
     ) -> MCPTestClient:
         """A client for *app* (default: the ``app`` fixture).
 
-        :param validator: checks every response of the client's era.
+        :param validator: checks every response of the client's era; by default the
+            official schema of its revision, shipped with flask_mcp.
+        :param validate: ``False`` to check no response against a schema.
         :param capabilities: what the client declares (each modern request, or ``initialize``).
         :param initialize: in the handshake era, run the handshake (at *version*).
         :param token: the caller's bearer token, for an app with authentication.
@@ -84,6 +91,10 @@ class MCPClientFactory:
         if path is None:
             # init_app registers the endpoint at MCP_URL_PREFIX; it is set once the extension is set up.
             path = app.config.get("MCP_URL_PREFIX") or "/mcp"
+        if validator is None and validate:
+            validator = SchemaValidator.official(MODERN_PROTOCOL_VERSIONS[0] if era == "modern" else version)
+        elif not validate:
+            validator = None
         if era == "modern":
             return MCPTestClient(
                 app,

@@ -2,17 +2,25 @@
 
 :class:`SchemaValidator` validates envelopes and results (it needs the
 ``jsonschema`` package); :class:`~flask_mcp.testing.MCPTestClient` applies
-one to every answer.
+one to every answer. The official schemas of the revisions it checks ship
+with the package (``flask_mcp/official_schema/``, unchanged from the
+specification repository, under the MCP project's license beside them).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import typing as t
 from pathlib import Path
 
-__all__ = ["RESULT_TYPES", "SchemaValidator"]
+__all__ = ["OFFICIAL_REVISIONS", "RESULT_TYPES", "SchemaValidator", "official_schema"]
+
+#: The folder of the official schema files shipped with the package.
+OFFICIAL_SCHEMA_DIR = Path(__file__).with_name("official_schema")
+#: The revisions whose official schema ships with the package: the newest of each era.
+OFFICIAL_REVISIONS = ("2025-11-25", "2026-07-28")
 
 #: The schema definition the result of each request method must satisfy.
 RESULT_TYPES = {
@@ -31,6 +39,16 @@ RESULT_TYPES = {
 }
 
 
+def official_schema(revision: str) -> Path:
+    """The shipped official ``schema.json`` of *revision* (one of :data:`OFFICIAL_REVISIONS`).
+
+    :raises ValueError: for a revision whose schema is not shipped.
+    """
+    if revision not in OFFICIAL_REVISIONS:
+        raise ValueError(f"no official schema ships for {revision!r}; shipped: {', '.join(OFFICIAL_REVISIONS)}")
+    return OFFICIAL_SCHEMA_DIR / revision / "schema.json"
+
+
 class SchemaValidator:
     """Validates envelopes and results against an MCP ``schema.json`` (2025-11-25 layout, ``$defs``).
 
@@ -44,6 +62,15 @@ class SchemaValidator:
         self.available = path.exists()
         self._root = json.loads(path.read_text()) if self.available else {}
         self._validators: dict[str, t.Any] = {}
+
+    @classmethod
+    def official(cls, revision: str) -> SchemaValidator:
+        """The validator of *revision*'s shipped official schema, one per process and revision.
+
+        Handshake-era revisions older than 2025-11-25 are checked against
+        2025-11-25's schema, the one their answers are a subset of.
+        """
+        return _official(revision if revision in OFFICIAL_REVISIONS else OFFICIAL_REVISIONS[0])
 
     def validator(self, name: str) -> t.Any:
         """A ``jsonschema`` validator for the definition *name*."""
@@ -87,3 +114,9 @@ class SchemaValidator:
                 self.check(RESULT_TYPES[method], envelope["result"])
             if method == "tools/call":
                 assert envelope["result"].get("isError", True) is True, "a success result never carries isError"
+
+
+@functools.cache
+def _official(revision: str) -> SchemaValidator:
+    # Validators compile lazily and are kept: one instance serves every test client.
+    return SchemaValidator(official_schema(revision))

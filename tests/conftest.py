@@ -21,23 +21,24 @@ from werkzeug.serving import make_server
 
 from benchmarks.servers_under_test import wait_for_output
 from flask_mcp import MCP
+from flask_mcp.schema_checks import official_schema
 from flask_mcp.testing import MCPTestClient, SchemaValidator
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SCHEMA_FILE = REPO_ROOT.parent / "shared" / "mcp-schema" / "2025-11-25" / "schema.json"
-MODERN_SCHEMA_FILE = REPO_ROOT.parent / "shared" / "mcp-schema" / "2026-07-28" / "schema.json"
+SCHEMA_FILE = official_schema("2025-11-25")
+MODERN_SCHEMA_FILE = official_schema("2026-07-28")
 
 
 @pytest.fixture(scope="session")
 def schema_checker() -> SchemaValidator:
-    """Validates against the official 2025-11-25 schema; a no-op when the folder is absent."""
-    return SchemaValidator(SCHEMA_FILE)
+    """Validates against the official 2025-11-25 schema (shipped with the package)."""
+    return SchemaValidator.official("2025-11-25")
 
 
 @pytest.fixture(scope="session")
 def modern_schema_checker() -> SchemaValidator:
-    """Validates against the official 2026-07-28 schema; a no-op when the folder is absent."""
-    return SchemaValidator(MODERN_SCHEMA_FILE)
+    """Validates against the official 2026-07-28 schema (shipped with the package)."""
+    return SchemaValidator.official("2026-07-28")
 
 
 @pytest.fixture

@@ -96,6 +96,31 @@ def test_factory_takes_another_app_path_and_handshake(pytester: pytest.Pytester)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
 
 
+def test_every_answer_is_checked_against_the_shipped_official_schema(pytester: pytest.Pytester) -> None:
+    """A user's tests validate with no schema of their own; an answer that breaks it fails the test."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(
+        """
+        from flask_mcp.testing import SchemaValidator
+
+        def test_the_clients_validators(mcp_client, mcp_client_factory):
+            assert mcp_client.modern_validator is SchemaValidator.official("2026-07-28")
+            assert mcp_client_factory(era="handshake").validator is SchemaValidator.official("2025-11-25")
+            assert mcp_client_factory(validate=False).modern_validator is None
+
+        def test_a_malformed_answer_fails(mcp_client, monkeypatch):
+            from flask_mcp.core.methods import MODERN_HANDLERS
+
+            real = MODERN_HANDLERS["tools/call"]
+            monkeypatch.setitem(MODERN_HANDLERS, "tools/call", lambda call: {**real(call), "content": "not a list"})
+            mcp_client.call_tool("add", {"a": 1, "b": 2})
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*ValidationError*not a list*"])
+
+
 def test_a_failing_call_fails_the_user_test(pytester: pytest.Pytester) -> None:
     """The fixtures do not swallow errors: an unknown tool fails the test that called it."""
     pytester.makeconftest(CONFTEST)

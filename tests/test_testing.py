@@ -4,25 +4,44 @@ from __future__ import annotations
 
 import typing as t
 
+from pathlib import Path
+
 import jsonschema
 import pytest
 
+import flask_mcp
+
 from flask_mcp import MCP, Context, ScopeRequired
+from flask_mcp.schema_checks import OFFICIAL_REVISIONS, official_schema
 from flask_mcp.testing import MCPTestClient, SchemaValidator
 
-from .conftest import SCHEMA_FILE
+from .conftest import REPO_ROOT
 
 
-def test_official_schema_is_present() -> None:
-    """Reported as a skip, with the reason, when responses cannot be validated."""
-    if not SCHEMA_FILE.exists():
-        pytest.skip(f"{SCHEMA_FILE} is absent: responses are not validated against the official schema")
-    assert SchemaValidator(SCHEMA_FILE).available
+@pytest.mark.parametrize("revision", OFFICIAL_REVISIONS)
+def test_the_official_schemas_ship_with_the_package(revision: str) -> None:
+    validator = SchemaValidator.official(revision)
+    assert validator.available and validator.path.is_relative_to(Path(flask_mcp.__file__).parent)
+    assert SchemaValidator.official(revision) is validator  # compiled once a process
+    assert (validator.path.parents[1] / "LICENSE").read_text().startswith("The MCP project")
+
+
+@pytest.mark.parametrize("revision", OFFICIAL_REVISIONS)
+def test_the_shipped_schemas_are_the_specifications(revision: str) -> None:
+    """Byte for byte the files of the specification's schema folder, where a copy of it is at hand."""
+    reference = REPO_ROOT.parent / "shared" / "mcp-schema" / revision / "schema.json"
+    if not reference.exists():
+        pytest.skip("no copy of the specification's schema folder beside the checkout to compare with")
+    assert official_schema(revision).read_bytes() == reference.read_bytes()
+
+
+def test_older_handshake_revisions_are_checked_with_the_newest_of_their_era() -> None:
+    assert SchemaValidator.official("2025-03-26") is SchemaValidator.official("2025-11-25")
+    with pytest.raises(ValueError, match="shipped: 2025-11-25, 2026-07-28"):
+        official_schema("2024-11-05")
 
 
 def test_validator_rejects_what_the_schema_forbids(schema_checker: SchemaValidator) -> None:
-    if not schema_checker.available:
-        pytest.skip("the official schema folder is absent")
     with pytest.raises(jsonschema.ValidationError):
         schema_checker.check("CallToolResult", {"content": "not a list"})
     with pytest.raises(AssertionError):

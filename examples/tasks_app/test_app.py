@@ -25,10 +25,9 @@ from flask_mcp.testing import MCPTestClient, SchemaValidator
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
-SCHEMAS = REPO_ROOT.parent / "shared" / "mcp-schema"
 #: The official schemas of the two eras; checks are skipped where the files are absent.
-MODERN_SCHEMA = SchemaValidator(SCHEMAS / "2026-07-28" / "schema.json")
-HANDSHAKE_SCHEMA = SchemaValidator(SCHEMAS / "2025-11-25" / "schema.json")
+MODERN_SCHEMA = SchemaValidator.official("2026-07-28")
+HANDSHAKE_SCHEMA = SchemaValidator.official("2025-11-25")
 
 #: The demo tasks as the tools dump them.
 TASKS = [TaskSchema().dump({"done": False, **row}) for row in SEED]

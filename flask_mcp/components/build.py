@@ -63,7 +63,7 @@ class ToolOptions(t.TypedDict, total=False):
     description: str | None
     #: Schema of the arguments (marshmallow, a pydantic model, or a JSON Schema
     #: dict advertised verbatim); defaults to one built from the type hints.
-    input_schema: SchemaLike | dict[str, t.Any] | None
+    input_schema: SchemaLike | PydanticModelClass | dict[str, t.Any] | None
     #: Schema the result is dumped through (marshmallow or a pydantic model), advertised as ``outputSchema``.
     output_schema: SchemaLike | PydanticModelClass | None
     #: ``ToolAnnotations`` hints such as ``{"readOnlyHint": True}``.

@@ -28,7 +28,7 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ..protocol.errors import NotFoundError
-from ..schemas.hints import InjectedParameter, context_parameter, schema_from_signature
+from ..schemas.hints import InjectedParameter, context_parameter, pydantic_schema, schema_from_signature
 from ..schemas.json_schema import schema_to_json_schema
 from .binding import RESERVED_NAMES
 from .build import ToolOptions, build_tool
@@ -215,6 +215,11 @@ def _arguments(
     the pipeline's arguments when the input schema is raw JSON Schema that only validates."""
     given = options.get("input_schema")
     pipeline_schema = ma.Schema.from_dict(dict(pipeline), name=f"{name}_pipeline")()
+    model = pydantic_schema(given)
+    if model is not None:
+        # A pydantic model is taken as the JSON Schema it writes: the pipeline's
+        # keys join its properties, and the arguments are validated by it.
+        given = model.json_schema_for("input")  # type: ignore[attr-defined]
     if given is None:
         # The server's seeds (request, user, data, context) are filled in, never arguments.
         own_class: type[ma.Schema] = schema_from_signature(func, name=f"{name}_arguments", exclude=RESERVED_NAMES)
@@ -229,7 +234,7 @@ def _arguments(
             raw["$defs"] = {**raw.get("$defs", {}), **extra["$defs"]}
         return raw, pipeline_schema
     elif isinstance(given, type):
-        own_class = given
+        own_class = t.cast(type[ma.Schema], given)
     elif isinstance(given, ma.Schema):
         own_class = type(given)
     else:

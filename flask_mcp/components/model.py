@@ -158,7 +158,7 @@ class Tool:
     def use_defaults(self, defaults: ToolDefaults) -> None:
         """Apply new server-wide defaults, dropping everything computed from the old ones."""
         self.defaults = defaults
-        for cached in ("resolved", "descriptor", "output_validator"):
+        for cached in ("resolved", "descriptor"):
             self.__dict__.pop(cached, None)
 
     @functools.cached_property
@@ -210,16 +210,6 @@ class Tool:
             icons=self.icons,
             _meta=self.meta,
         )
-
-    @functools.cached_property
-    def output_validator(self) -> t.Any:
-        """A JSON Schema validator of the advertised ``outputSchema``; ``None`` when none is advertised."""
-        schema = self.descriptor.get("outputSchema")
-        if schema is None:
-            return None
-        import jsonschema
-
-        return jsonschema.Draft202012Validator(schema)
 
     def load_arguments(self, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
         """Validate *arguments* by the schema and the unknown-argument policy.

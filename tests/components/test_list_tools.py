@@ -238,6 +238,31 @@ def test_raw_json_input_schema_gains_the_pipeline_keys() -> None:
     assert (len(page["items"]), page["page"], page["hasNext"]) == (2, 1, True)
 
 
+def test_a_pydantic_model_as_input_schema_names_and_checks_the_own_arguments() -> None:
+    pydantic = pytest.importorskip("pydantic")
+
+    class Search(pydantic.BaseModel):
+        status: str
+        min_total: int = pydantic.Field(default=0, ge=0)
+
+    seen: dict[str, t.Any] = {}
+
+    def search(status: str, min_total: int = 0) -> list[InvoiceRow]:
+        # Checked like a JSON Schema input_schema: defaults are the function's own.
+        seen.update(status=status, min_total=min_total)
+        return ROWS
+
+    tool = build_list_tool(search, item_schema=Invoice, input_schema=Search, paginate=True)
+    properties = tool.descriptor["inputSchema"]["properties"]
+    assert set(properties) == {"status", "min_total", "page", "limit"}
+    assert properties["min_total"]["minimum"] == 0
+    tool.func(**tool.load_arguments({"status": "paid", "limit": 1}))
+    assert seen == {"status": "paid", "min_total": 0}
+    with pytest.raises(ma.ValidationError) as raised:
+        tool.load_arguments({"status": "paid", "min_total": -1})
+    assert "min_total" in raised.value.messages
+
+
 def test_a_list_tool_must_return_a_collection() -> None:
     tool = build_list_tool(lambda: {"number": 1}, name="x", item_schema=Invoice)
     with pytest.raises(TypeError, match="must return a collection"):

@@ -8,7 +8,7 @@ import typing as t
 import marshmallow as ma
 import pytest
 
-from flask_mcp import MCP
+from flask_mcp import MCP, ToolResult
 from flask_mcp.policies.tool import ConfigurationError, ToolDefaults, ToolPolicy
 
 
@@ -131,7 +131,29 @@ def test_structured_content_mismatch_is_a_server_error(mcp: MCP, make_app: t.Any
     client.initialize()
     error = client.error("tools/call", {"name": "broken", "arguments": {}})
     assert error["code"] == -32603
-    assert "'broken' returned structuredContent that does not match its outputSchema" in error["message"]
-    assert "(root): 'label' is a required property" in error["message"]
-    assert error["data"] == {"tool": "broken", "problems": ["(root): 'label' is a required property"]}
+    assert error["message"] == (
+        "Tool 'broken' returned a value that does not match its output schema: label: Missing data for required field."
+    )
+    assert error["data"] == {"tool": "broken", "fields": {"label": ["Missing data for required field."]}}
     assert client.call_tool("fine")["structuredContent"] == {"x": 1, "y": 2}
+
+
+def test_a_result_without_the_advertised_structured_content_is_a_server_error(
+    mcp: MCP, make_app: t.Any, make_client: t.Any
+) -> None:
+    @mcp.tool(output_schema={"x": ma.fields.Integer(required=True)})
+    def text_only() -> ToolResult:
+        return ToolResult(content=["five"])
+
+    @mcp.tool(output_schema={"x": ma.fields.Integer(required=True)})
+    def failing() -> ToolResult:
+        return ToolResult(content=["no x today"], is_error=True)
+
+    client = make_client(make_app(mcp))
+    client.initialize()
+    error = client.error("tools/call", {"name": "text_only", "arguments": {}})
+    assert (error["code"], error["message"]) == (
+        -32603,
+        "Tool 'text_only' advertises an outputSchema but sent no structuredContent",
+    )
+    assert client.call_tool("failing")["isError"] is True  # a failure owes no structured content
