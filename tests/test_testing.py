@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import typing as t
-
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 import flask_mcp
-
 from flask_mcp import MCP, Context, ScopeRequired
 from flask_mcp.schema_checks import OFFICIAL_REVISIONS, official_schema
 from flask_mcp.testing import MCPTestClient, SchemaValidator
