@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import decimal
 import json
+import logging
 import struct
 import typing as t
 import zlib
@@ -322,12 +323,19 @@ async def test_session_is_used_and_deleted_on_close(app: Flask, url: str, exchan
 
 
 @pytest.mark.parametrize("mode", ["auto", "2026-07-28"])
-async def test_modern_clients_never_get_a_session(url: str, mode: str, exchanges: list[Exchange]) -> None:
-    """The discover probe settles auto mode on 2026-07-28; no request then carries or gets a session."""
-    async with Client(url, mode=mode) as client:
-        assert client.protocol_version == MODERN
-        await client.list_tools()
-        await client.call_tool("add", {"a": 1, "b": 2})
+async def test_modern_clients_never_get_a_session(
+    url: str, mode: str, exchanges: list[Exchange], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The discover probe settles auto mode on 2026-07-28; no request then carries or gets a session.
+
+    The probe is an ordinary request: it gets a 200 and leaves no warning or error in the server's log.
+    """
+    with caplog.at_level(logging.INFO):
+        async with Client(url, mode=mode) as client:
+            assert client.protocol_version == MODERN
+            await client.list_tools()
+            await client.call_tool("add", {"a": 1, "b": 2})
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
     assert exchanges and all(x.method == "POST" and x.status == 200 for x in exchanges)
     assert all(x.session_id is None and x.protocol_version == MODERN for x in exchanges)
 
