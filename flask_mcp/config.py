@@ -68,7 +68,8 @@ DEFAULTS: dict[str, t.Any] = {
     # Serve every tool as POST <MCP_REST_PREFIX>/tools/<name>, with an OpenAPI document and a docs page.
     "MCP_REST_ENABLED": True,
     # Path under which the REST routes, openapi.json and the docs page live.
-    "MCP_REST_PREFIX": "/mcp/rest",
+    # None: MCP_URL_PREFIX + "/rest" (where the endpoint is, + "/rest"); a path: there.
+    "MCP_REST_PREFIX": None,
     # Where the docs page loads swagger-ui-bundle.js and swagger-ui.css from;
     # empty: the copy installed with flask-swagger-ui, served by the app itself.
     "MCP_SWAGGER_UI_URL": "",
@@ -252,8 +253,8 @@ class Settings:
     sse_max_lifetime: float = 300.0
     sse_poll_interval: float = 0.05
     rest_enabled: bool = True
-    #: Normalized: starts with ``/``, no trailing ``/``.
-    rest_prefix: str = "/mcp/rest"
+    #: Normalized: starts with ``/``, no trailing ``/``; ``None``: the endpoint's path + ``/rest``.
+    rest_prefix: str | None = None
     #: Without a trailing ``/``.
     swagger_ui_url: str = ""
     #: Defaults of every tool's call options.
@@ -326,7 +327,7 @@ class Settings:
             sse_max_lifetime=float(config["MCP_SSE_MAX_LIFETIME"]),
             sse_poll_interval=float(config["MCP_SSE_POLL_INTERVAL"]),
             rest_enabled=bool(config["MCP_REST_ENABLED"]),
-            rest_prefix="/" + str(config["MCP_REST_PREFIX"]).strip("/"),
+            rest_prefix=None if config["MCP_REST_PREFIX"] is None else "/" + str(config["MCP_REST_PREFIX"]).strip("/"),
             swagger_ui_url=str(config["MCP_SWAGGER_UI_URL"]).rstrip("/"),
             tool_defaults=_tool_defaults(config),
             auth_tokens=config["MCP_AUTH_TOKENS"] or None,

@@ -182,7 +182,7 @@ def test_group_is_added_once_and_never_replaces_the_apps_own(make_app: t.Callabl
 
 
 def _served_document(app: Flask) -> t.Any:
-    prefix = app.config.get("MCP_REST_PREFIX", "/mcp/rest").rstrip("/")
+    prefix = app.config["MCP_REST_PREFIX"] or app.config["MCP_URL_PREFIX"].rstrip("/") + "/rest"
     response = app.test_client().get(f"{prefix}/openapi.json")
     assert response.status_code == 200
     return response.get_json()

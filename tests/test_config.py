@@ -83,7 +83,7 @@ def test_user_values_are_kept() -> None:
 
 def test_rest_defaults() -> None:
     result = settings()
-    assert (result.rest_enabled, result.rest_prefix) == (True, "/mcp/rest")
+    assert (result.rest_enabled, result.rest_prefix) == (True, None)
     assert result.swagger_ui_url == ""
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import typing as t
 
-from flask import Response, request
+from flask import Response, current_app, request
 from markupsafe import escape
+
+from .rest import EXTENSION_KEY as REST_KEY
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
@@ -59,7 +61,8 @@ def page(state: MCPState) -> Response:
     ]
     if state.auth is not None:
         parts.append(f"<p>This server requires authentication: {escape(state.auth.backend.credential_hint)}.</p>")
-    if state.settings.rest_enabled:
-        docs = request.host_url.rstrip("/") + request.script_root + state.settings.rest_prefix + "/docs"
+    site = current_app.extensions.get(REST_KEY)
+    if site is not None:
+        docs = request.host_url.rstrip("/") + request.script_root + site.prefix.rstrip("/") + "/docs"
         parts.append(f"<p>Its tools are also REST endpoints: <a href='{escape(docs)}'>REST API documentation</a>.</p>")
     return Response("".join(parts), content_type="text/html; charset=utf-8", headers=_HEADERS)

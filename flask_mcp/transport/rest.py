@@ -103,7 +103,9 @@ def add_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
     state = state_of(app)
     if not state.settings.rest_enabled or EXTENSION_KEY in app.extensions:
         return
-    prefix = state.settings.rest_prefix.rstrip("/")
+    # By default the REST routes sit beside the endpoint, wherever it was registered.
+    prefix = state.settings.rest_prefix
+    prefix = (mcp_path.rstrip("/") + "/rest" if prefix is None else prefix).rstrip("/")
     security = None
     if state.auth is not None:
         security = security_schemes(state.auth.backend, cookie_name=app.config.get("SESSION_COOKIE_NAME", "session"))

@@ -410,6 +410,18 @@ def test_custom_prefix_and_register_blueprint(mcp: MCP) -> None:
     assert "/agents" in json_body(client.get("/api/v1/openapi.json"))["paths"]
 
 
+def test_the_rest_routes_follow_the_endpoint_by_default(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
+    mcp.tool(name="ok", permissions=[])(lambda: "ok")
+    moved = make_app(mcp, MCP_STATELESS=True, MCP_URL_PREFIX="/api/mcp").test_client()
+    assert json_body(moved.post("/api/mcp/rest/tools/ok", json={})) == {"result": "ok"}
+    assert moved.get("/mcp/rest/openapi.json").status_code == 404
+    assert "/api/mcp/rest/docs" in moved.get("/api/mcp", headers={"Accept": "text/html"}).get_data(as_text=True)
+    registered = Flask("bp_app")
+    registered.config.update(MCP_STATELESS=True)
+    registered.register_blueprint(MCP(name="bp").blueprint, url_prefix="/agents")
+    assert registered.test_client().get("/agents/rest/openapi.json").status_code == 200
+
+
 def test_rest_disabled(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
     mcp.tool(name="ok")(lambda: "ok")
     app = make_app(mcp, MCP_STATELESS=True, MCP_REST_ENABLED=False)
