@@ -88,8 +88,15 @@ class MCPState:
         requests would then reach a process that does not know its session.
         """
         self.check_settings_unchanged(config)
-        if environ.get("wsgi.multiprocess") and self.sessions is not None and not self.store_is_shared:
-            warnings.warn(SESSIONS_IN_ONE_PROCESS, ProcessLocalSessionsWarning, stacklevel=2)
+        if not environ.get("wsgi.multiprocess") or self.store_is_shared:
+            return
+        # Without a configured secret, each process signs requestState with a key of its own.
+        keyed_here = self.settings.request_state_secret is None
+        if self.sessions is not None:
+            message = SESSIONS_IN_ONE_PROCESS + (ROUNDS_IN_ONE_PROCESS if keyed_here else "")
+            warnings.warn(message, ProcessLocalSessionsWarning, stacklevel=2)
+        elif keyed_here:
+            warnings.warn(STATELESS_ROUNDS_IN_ONE_PROCESS, ProcessLocalSessionsWarning, stacklevel=2)
 
     def check_settings_unchanged(self, config: t.Mapping[str, t.Any]) -> None:
         """Warn, once, about ``MCP_*`` keys set after the extension read them (they do nothing)."""
@@ -125,6 +132,18 @@ SESSIONS_IN_ONE_PROCESS = (
     "(MCP_CACHE_TYPE is SimpleCache): a session's later requests reach other processes, which answer "
     "404 Session not found. Use a shared store (MCP_CACHE_TYPE = 'redis' and MCP_CACHE_REDIS_URL), "
     "or MCP_STATELESS = True; clients of the 2026-07-28 revision need no session"
+)
+#: What else fails there without a configured secret: input rounds retried on another process.
+ROUNDS_IN_ONE_PROCESS = (
+    ". Their input_required rounds need a requestState key every process shares: set SECRET_KEY "
+    "(or MCP_REQUEST_STATE_SECRET), the same in every process"
+)
+#: The same, for a server that keeps no sessions.
+STATELESS_ROUNDS_IN_ONE_PROCESS = (
+    "this server runs several processes with a process-local store (MCP_CACHE_TYPE is SimpleCache) and no "
+    "SECRET_KEY or MCP_REQUEST_STATE_SECRET: each process signs input_required rounds' requestState with a "
+    "key of its own, so a retry that reaches another process is refused. Set SECRET_KEY (the same in every "
+    "process) or use a shared store (MCP_CACHE_TYPE = 'redis')"
 )
 
 

@@ -51,15 +51,26 @@ def test_simplecache_under_several_processes_warns_once(mcp: MCP, make_app: t.Ca
     (warning,) = _first_request(app, multiprocess=True)
     message = str(warning.message)
     assert "several processes" in message and "MCP_CACHE_TYPE = 'redis'" in message and "MCP_STATELESS" in message
+    assert "requestState key every process shares: set SECRET_KEY" in message
     assert _first_request(app, multiprocess=True) == []  # once a process
+
+
+def test_with_a_secret_only_the_sessions_are_named(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
+    (warning,) = _first_request(make_app(mcp, SECRET_KEY="shared"), multiprocess=True)
+    assert "Session not found" in str(warning.message) and "requestState" not in str(warning.message)
+
+
+def test_without_sessions_the_rounds_key_is_named(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
+    (warning,) = _first_request(make_app(mcp, MCP_STATELESS=True), multiprocess=True)
+    assert "signs input_required rounds' requestState with a key of its own" in str(warning.message)
 
 
 @pytest.mark.parametrize(
     ("multiprocess", "config"),
-    [(False, {}), (True, {"MCP_STATELESS": True})],
-    ids=["one process", "no sessions"],
+    [(False, {}), (True, {"MCP_STATELESS": True, "SECRET_KEY": "shared"})],
+    ids=["one process", "no sessions, a shared secret"],
 )
-def test_no_warning_where_sessions_cannot_be_lost(
+def test_no_warning_where_nothing_can_be_lost(
     mcp: MCP, make_app: t.Callable[..., Flask], multiprocess: bool, config: dict[str, t.Any]
 ) -> None:
     assert _first_request(make_app(mcp, **config), multiprocess=multiprocess) == []
