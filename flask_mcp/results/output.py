@@ -25,6 +25,7 @@ from marshmallow import fields
 from ..protocol.errors import describe_validation_error
 from ..protocol.jsonrpc import INTERNAL_ERROR, MCPError
 from ..schemas.json_schema import schema_to_json_schema
+from ..schemas.messages import store_message
 
 __all__ = ["OutputMismatch", "check_structured", "dump_output"]
 
@@ -77,20 +78,6 @@ def _validator(schema: ma.Schema) -> t.Any:
     return validator
 
 
-def _store(messages: dict[t.Any, t.Any], path: t.Sequence[t.Any], message: str) -> None:
-    node = messages
-    for key in path[:-1]:
-        child = node.get(key)
-        if not isinstance(child, dict):
-            child = node[key] = {"_schema": child} if child else {}
-        node = child
-    key = path[-1] if path else "_schema"
-    if isinstance(node.get(key), dict):
-        node, key = node[key], "_schema"
-    if message not in node.setdefault(key, []):
-        node[key].append(message)
-
-
 def _json_schema_problems(validator: t.Any, instance: t.Any) -> dict[t.Any, t.Any]:
     """What the JSON Schema finds wrong with *instance*, in marshmallow's words where it has them."""
     messages: dict[t.Any, t.Any] = {}
@@ -99,18 +86,18 @@ def _json_schema_problems(validator: t.Any, instance: t.Any) -> dict[t.Any, t.An
         if error.validator == "required" and isinstance(error.instance, dict):
             for name in error.validator_value:
                 if name not in error.instance:
-                    _store(messages, [*path, name], _REQUIRED)
+                    store_message(messages, [*path, name], _REQUIRED)
         elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
             declared = error.schema.get("properties") or {}
             for name in error.instance:
                 if name not in declared:
-                    _store(messages, [*path, name], _UNKNOWN)
+                    store_message(messages, [*path, name], _UNKNOWN)
         elif error.validator == "type" and error.instance is None:
-            _store(messages, path, _NULL)
+            store_message(messages, path, _NULL)
         elif error.validator == "type" and isinstance(error.validator_value, str):
-            _store(messages, path, _TYPE_MESSAGES.get(error.validator_value, error.message))
+            store_message(messages, path, _TYPE_MESSAGES.get(error.validator_value, error.message))
         else:
-            _store(messages, path, error.message)
+            store_message(messages, path, error.message)
     return messages
 
 

@@ -31,6 +31,8 @@ import pydantic
 from marshmallow import fields
 from pydantic.dataclasses import is_pydantic_dataclass
 
+from .messages import store_message
+
 __all__ = [
     "PydanticField",
     "PydanticModelSchema",
@@ -89,21 +91,6 @@ def _validate(adapter: pydantic.TypeAdapter[t.Any], value: t.Any) -> t.Any:
     return adapter.validate_json(encoded)
 
 
-def _store(messages: dict[t.Any, t.Any], path: t.Sequence[t.Any], message: str) -> None:
-    """Put *message* at *path*, nesting dicts as marshmallow does (``_schema`` beside nested keys)."""
-    node = messages
-    for key in path[:-1]:
-        child = node.get(key)
-        if not isinstance(child, dict):
-            child = node[key] = {"_schema": child} if child else {}
-        node = child
-    key = path[-1] if path else "_schema"
-    if isinstance(node.get(key), dict):
-        node = node[key]
-        key = "_schema"
-    node.setdefault(key, []).append(message)
-
-
 def messages_of(error: pydantic.ValidationError, *, field: bool = False) -> t.Any:
     """pydantic's errors as marshmallow's messages: ``{"qty": ["Input should be ..."]}``.
 
@@ -112,7 +99,7 @@ def messages_of(error: pydantic.ValidationError, *, field: bool = False) -> t.An
     """
     messages: dict[t.Any, t.Any] = {}
     for problem in error.errors(include_url=False):
-        _store(messages, tuple(problem["loc"]), problem["msg"])
+        store_message(messages, tuple(problem["loc"]), problem["msg"])
     if field and set(messages) == {"_schema"}:
         return messages["_schema"]
     return messages

@@ -815,17 +815,7 @@ class Gunicorn:
 
     def wait_ready(self) -> None:
         """Block until the worker announces itself (the socket is already listening)."""
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                line = None
-            if line is None:
-                pytest.fail(f"gunicorn did not boot a worker: {''.join(self.output)}")
-            self.output.append(line)
-            if "Booting worker" in line:
-                return
+        self.wait_for("Booting worker")
 
     def wait_for(self, text: str) -> str:
         """Block until the server prints a line holding *text*; that line."""
