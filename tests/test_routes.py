@@ -1,0 +1,127 @@
+"""The app's own routes as tools: called in-process through the app's dispatch, under its own auth."""
+
+from __future__ import annotations
+
+import typing as t
+
+import marshmallow as ma
+import pytest
+from flask import Blueprint, Flask, abort, g, jsonify, request
+from marshmallow import fields
+
+from flask_mcp import MCP
+from flask_mcp.routes import expose_routes, route_arguments
+
+NOTES: dict[int, str] = {}
+notes = Blueprint("notes", __name__, url_prefix="/api/notes")
+
+
+@notes.before_request
+def require_token() -> t.Any:
+    # The app's own auth, which knows nothing of MCP.
+    if request.headers.get("Authorization") != "Bearer app-token":
+        return jsonify(message="who are you?"), 401
+    g.user = "ada"
+    return None
+
+
+@notes.get("/<int:note_id>")
+def get_note(note_id: int) -> t.Any:
+    """Read one note."""
+    if note_id not in NOTES:
+        abort(404, description=f"no note {note_id}")
+    return {"id": note_id, "text": NOTES[note_id], "format": request.args.get("format", "plain"), "by": g.user}
+
+
+@notes.route("", methods=["GET", "POST"])
+def notes_view() -> t.Any:
+    """List the notes, or add one."""
+    if request.method == "POST":
+        payload = request.get_json()
+        note_id = max(NOTES, default=0) + 1
+        NOTES[note_id] = payload["text"]
+        return {"id": note_id}, 201
+    return sorted(NOTES)
+
+
+class NoteIn(ma.Schema):
+    text = fields.String(required=True)
+
+
+def create_app(mcp: MCP, **config: t.Any) -> Flask:
+    app = Flask("routes_app")
+    app.config.update(TESTING=True, **config)
+
+    @app.errorhandler(404)
+    def not_found(exc: t.Any) -> t.Any:
+        return jsonify(message=exc.description), 404
+
+    app.register_blueprint(notes)
+    mcp.init_app(app)
+    return app
+
+
+@pytest.fixture
+def app() -> t.Iterator[Flask]:
+    NOTES.clear()
+    NOTES[1] = "hello"
+    mcp = MCP(name="routes")
+    app = create_app(mcp)
+    expose_routes(mcp, app, ["notes.*"], schemas={"notes.notes_view": NoteIn})
+    yield app
+
+
+def test_each_route_and_method_is_a_tool_typed_by_its_converters(app: Flask, make_client: t.Any) -> None:
+    tools = {tool["name"]: tool for tool in make_client(app, era="modern").list_tools()}
+    assert set(tools) == {"notes_get_note", "notes_notes_view_get", "notes_notes_view_post"}
+    assert tools["notes_get_note"]["description"] == "Read one note."
+    schema = tools["notes_get_note"]["inputSchema"]
+    assert schema["properties"]["note_id"]["type"] == "integer" and schema["required"] == ["note_id"]
+    assert set(tools["notes_notes_view_post"]["inputSchema"]["properties"]) == {"text"}
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_a_call_goes_through_the_route_with_the_callers_token(app: Flask, make_client: t.Any, era: str) -> None:
+    client = make_client(app, era=era, headers={"Authorization": "Bearer app-token"})
+    if era == "handshake":
+        client.initialize()
+    created = client.call_tool("notes_notes_view_post", {"text": "from MCP"})
+    assert created["structuredContent"] == {"id": 2}
+    assert NOTES[2] == "from MCP"
+    read = client.call_tool("notes_get_note", {"note_id": 2})
+    assert read["structuredContent"] == {"id": 2, "text": "from MCP", "format": "plain", "by": "ada"}
+    # The route still answers HTTP clients as before.
+    response = app.test_client().get("/api/notes/2?format=md", headers={"Authorization": "Bearer app-token"})
+    assert response.get_json()["format"] == "md"
+
+
+def test_the_apps_own_auth_and_error_handlers_answer(app: Flask, make_client: t.Any) -> None:
+    anonymous = make_client(app, era="modern")
+    refused = anonymous.call_tool("notes_get_note", {"note_id": 1})
+    assert refused["isError"] is True
+    assert refused["content"][0]["text"].endswith("answered 401 UNAUTHORIZED: who are you?")
+    caller = make_client(app, era="modern", headers={"Authorization": "Bearer app-token"})
+    missing = caller.call_tool("notes_get_note", {"note_id": 99})
+    assert missing["isError"] is True and "404 NOT FOUND: no note 99" in missing["content"][0]["text"]
+
+
+def test_without_a_schema_query_and_body_carry_the_rest(make_client: t.Any) -> None:
+    NOTES.clear()
+    NOTES[1] = "hello"
+    mcp = MCP(name="routes")
+    app = create_app(mcp)
+    expose_routes(mcp, app, ["notes.get_note", "notes.notes_view"], exclude=["notes.notes_view"])
+    client = make_client(app, era="modern", headers={"Authorization": "Bearer app-token"})
+    (tool,) = client.list_tools()
+    assert set(tool["inputSchema"]["properties"]) == {"note_id", "query"}
+    result = client.call_tool("notes_get_note", {"note_id": 1, "query": {"format": "html"}})
+    assert result["structuredContent"]["format"] == "html"
+
+
+def test_a_schema_field_named_like_a_url_variable_is_refused() -> None:
+    class Clashing(ma.Schema):
+        note_id = fields.Integer()
+
+    rule = next(rule for rule in create_app(MCP(name="x")).url_map.iter_rules() if rule.endpoint == "notes.get_note")
+    with pytest.raises(ValueError, match="note_id clash with its URL variables"):
+        route_arguments(rule, "GET", Clashing)
