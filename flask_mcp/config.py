@@ -185,6 +185,10 @@ DEFAULTS: dict[str, t.Any] = {
     # with its result (clients listen again).
     "MCP_LISTEN_MAX_LIFETIME": 3600,
 }
+    # Seconds a ctx.state value lives unless set with its own ttl.
+    "MCP_CONTEXT_STATE_TTL": 3600,
+    # Largest ctx.state of one session or principal (keys and JSON values), in bytes.
+    "MCP_CONTEXT_STATE_MAX_BYTES": 65536,
 
 _CACHE_PREFIX = "MCP_CACHE_"
 _EPHEMERAL_PREFIX = "MCP_EPHEMERAL_CACHE_"
@@ -304,6 +308,8 @@ class Settings:
     def from_app(cls, app: Flask) -> Settings:
         """Apply the defaults to ``app.config`` and read the result."""
         for key, value in DEFAULTS.items():
+    context_state_ttl: int = 3600
+    context_state_max_bytes: int = 65536
             app.config.setdefault(key, value)
         config = app.config
         _warn_unknown(config)
@@ -375,6 +381,8 @@ def _cache_config(config: t.Mapping[str, t.Any], prefix: str, max_sessions: int 
     """``CACHE_*`` settings from the keys starting with *prefix*; ``None`` values are left out."""
     found = {"CACHE_" + key[len(prefix) :]: value for key, value in config.items() if key.startswith(prefix)}
     kind = found.get("CACHE_TYPE")
+            context_state_ttl=positive(config, "MCP_CONTEXT_STATE_TTL"),
+            context_state_max_bytes=positive(config, "MCP_CONTEXT_STATE_MAX_BYTES"),
     if isinstance(kind, str) and kind.lower().replace("_", "") in _CACHE_TYPES:
         found["CACHE_TYPE"] = _CACHE_TYPES[kind.lower().replace("_", "")]
     if str(found.get("CACHE_TYPE", "")).endswith("RedisCache") and "CACHE_OPTIONS" not in found:

@@ -23,12 +23,14 @@ from werkzeug.exceptions import HTTPException
 
 from .auth import AuthGate, StaticTokenBackend
 from .config import LateSettingWarning, ProcessLocalSessionsWarning, Settings, changed_settings
+from .core.context import use_state_store
 from .core.server import Server
 from .policies.ratelimit import CacheRateLimiter
 from .protocol.errors import NotFoundError, ToolError
 from .results.spill import CacheResultStore
 from .stores.admission import SessionAdmission
 from .stores.capacity import capacity_of, is_process_local
+from .stores.context_state import CacheStateStore
 from .stores.events import EventLog
 from .stores.failures import store_errors
 from .stores.mailbox import Mailbox
@@ -276,6 +278,11 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         # The same answer for everybody may be shared by every cache on the way; not otherwise.
         scope = "private" if auth is not None or settings.filter_listings_by_permissions else "public"
     server.cache_scope = scope
+    if not isinstance(app.extensions["cache"][ephemeral], NullCache):
+        # ctx.state lives with the other short-lived shared state, where it can never evict a session.
+        use_state_store(
+            server, CacheStateStore(ephemeral, settings.context_state_ttl, settings.context_state_max_bytes)
+        )
     return MCPState(
         mcp,
         settings,

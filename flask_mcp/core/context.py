@@ -19,10 +19,16 @@ Questions to the client (:meth:`Context.elicit`, :meth:`Context.sample`,
 in the handshake era; in the modern era they end the request with an
 ``input_required`` round, and the handler runs again from the start with
 the answers (:mod:`flask_mcp.core.rounds`).
+
+:attr:`Context.principal` is the authenticated caller,
+:meth:`Context.read_resource` reads another resource of the server as the
+client would, and :attr:`Context.state` keeps small JSON values between
+requests in a :class:`StateStore` the extension provides.
 """
 
 from __future__ import annotations
 
+import json
 import typing as t
 
 import marshmallow as ma
@@ -34,9 +40,11 @@ from ..schemas.hints import InjectedParameter
 from .input_requests import Elicit, ElicitResult, InputRequest, ListRoots, Sample, SampleOptions
 
 if t.TYPE_CHECKING:
+    from ..policies.principal import Principal
     from .client import Call
+    from .server import Server
 
-__all__ = ["Channel", "Context", "ElicitResult"]
+__all__ = ["Channel", "Context", "ContextState", "ElicitResult", "StateStore", "StateUnavailable", "use_state_store"]
 
 #: Error code for a server-to-client request the client cannot take.
 CAPABILITY_MISSING = -32603
@@ -61,6 +69,92 @@ class Channel(t.Protocol):
 
     def unavailable(self) -> str | None:
         """Why requests to the client cannot be sent on this channel, or ``None`` when they can."""
+
+
+class StateStore(t.Protocol):
+    """Where :attr:`Context.state` keeps its values: JSON text by scope and key, each with a time to live."""
+
+    def get(self, scope: str, key: str) -> str | None:
+        """The JSON text under *key* in *scope*, or ``None`` (never set, deleted or expired)."""
+
+    def set(self, scope: str, key: str, text: str, ttl: int | None) -> None:
+        """Keep *text* for *ttl* seconds (``None``: the store's default); :class:`ValueError` past its bound."""
+
+    def delete(self, scope: str, key: str) -> None:
+        """Forget *key* in *scope*; nothing happens if it is not there."""
+
+
+#: The attribute of a :class:`~flask_mcp.core.server.Server` that holds its :class:`StateStore`.
+_STORE_ATTRIBUTE = "_context_state_store"
+#: The longest :attr:`Context.state` key, in UTF-8 bytes.
+MAX_STATE_KEY_BYTES = 256
+
+
+def use_state_store(server: Server, store: StateStore | None) -> None:
+    """Give *server*'s handlers a :attr:`Context.state` kept in *store* (``None``: none)."""
+    setattr(server, _STORE_ATTRIBUTE, store)
+
+
+class StateUnavailable(RuntimeError):
+    """:attr:`Context.state` has nothing to keep its values in, or no one to keep them for."""
+
+
+class ContextState:
+    """A small key/value store of JSON values, per session or per principal (:attr:`Context.state`).
+
+    :param store: where values live, or ``None`` when the server has none.
+    :param scope: whom the values belong to (``"session:<id>"`` or
+        ``"principal:<subject>"``), or ``None`` for an anonymous caller without a session.
+    """
+
+    def __init__(self, store: StateStore | None, scope: str | None) -> None:
+        self._store = store
+        self.scope = scope
+
+    @property
+    def available(self) -> bool:
+        """Whether :meth:`get`, :meth:`set` and :meth:`delete` can work for this request."""
+        return self._store is not None and self.scope is not None
+
+    def _where(self, key: str) -> tuple[StateStore, str]:
+        if not isinstance(key, str) or not key or len(key.encode("utf-8")) > MAX_STATE_KEY_BYTES:
+            raise ValueError(f"a state key is a non-empty string of at most {MAX_STATE_KEY_BYTES} bytes")
+        if self._store is None:
+            raise StateUnavailable("ctx.state needs a state store; the MCP extension's cache provides one")
+        if self.scope is None:
+            raise StateUnavailable(
+                "ctx.state is kept per session or per authenticated principal, and this request has neither "
+                "(an anonymous caller without a session): configure authentication, or use a session"
+            )
+        return self._store, self.scope
+
+    def get(self, key: str, default: t.Any = None) -> t.Any:
+        """The value set under *key*, or *default* when there is none (or it expired)."""
+        store, scope = self._where(key)
+        text = store.get(scope, key)
+        return default if text is None else json.loads(text)
+
+    def set(self, key: str, value: t.Any, ttl: int | None = None) -> None:
+        """Keep *value* under *key* for *ttl* seconds (default ``MCP_CONTEXT_STATE_TTL``).
+
+        The value is stored as JSON and read back as JSON (a tuple comes back a list).
+
+        :raises TypeError: *value* is not JSON-serialisable (``NaN`` included).
+        :raises ValueError: an invalid key or ttl, or the state would grow past ``MCP_CONTEXT_STATE_MAX_BYTES``.
+        """
+        store, scope = self._where(key)
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int) or ttl <= 0):
+            raise ValueError(f"ttl must be a positive number of seconds, not {ttl!r}")
+        try:
+            text = json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"ctx.state keeps JSON values only; {key!r} cannot be stored: {exc}") from None
+        store.set(scope, key, text, ttl)
+
+    def delete(self, key: str) -> None:
+        """Forget *key*; nothing happens if it is not set."""
+        store, scope = self._where(key)
+        store.delete(scope, key)
 
 
 class Context(InjectedParameter):
@@ -88,6 +182,54 @@ class Context(InjectedParameter):
     def session_id(self) -> str | None:
         """The session the request belongs to (``None`` when stateless)."""
         return self._call.state.session_id
+
+    @property
+    def principal(self) -> Principal | None:
+        """The authenticated caller, or ``None`` when the transport authenticates nobody."""
+        return self._call.principal
+
+    @property
+    def state(self) -> ContextState:
+        """Small JSON values kept between requests: per session in the handshake era, else per principal.
+
+        A request with neither a session nor an authenticated principal has
+        nobody to keep them for: :attr:`ContextState.available` is false and
+        using it raises :class:`StateUnavailable`.
+        """
+        call = self._call
+        session = call.state.session_id
+        if session is not None:
+            scope: str | None = f"session:{session}"
+        else:
+            scope = f"principal:{call.principal.subject}" if call.principal is not None else None
+        return ContextState(getattr(call.server, _STORE_ATTRIBUTE, None), scope)
+
+    def read_resource(self, uri: str) -> list[dict[str, t.Any]]:
+        """Read another resource of this server, as the client would with ``resources/read``.
+
+        The caller's permissions apply; a denial, an unknown URI or a failing
+        handler raise the :class:`MCPError` the client would have got.
+
+        :returns: the result's ``contents``.
+        :raises MCPError: as ``resources/read`` answers; in the modern era also
+            when the resource asks the client for input, which a nested read cannot forward.
+        """
+        call = self._call
+        params: dict[str, t.Any] = {"uri": uri}
+        meta = call.params.get("_meta")
+        if call.state.modern and isinstance(meta, dict):
+            # The request's envelope (revision, capabilities) travels along; its progress token does not.
+            params["_meta"] = {key: value for key, value in meta.items() if key != "progressToken"}
+        request_id = call.request_id if call.request_id is not None else 0
+        message = jsonrpc.Request(request_id, "resources/read", params)
+        response = t.cast(dict[str, t.Any], call.server.handle(message, call.state, self._channel, call.principal))
+        if "error" in response:
+            error = response["error"]
+            raise MCPError(error["code"], error["message"], error.get("data"))
+        result = response["result"]
+        if "contents" not in result:  # an input_required round, in the modern era
+            raise MCPError(jsonrpc.INTERNAL_ERROR, f"resource {uri} asks for input, which a nested read cannot forward")
+        return t.cast(list[dict[str, t.Any]], result["contents"])
 
     @property
     def client_capabilities(self) -> dict[str, t.Any]:

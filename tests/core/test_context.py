@@ -7,9 +7,10 @@ import typing as t
 import marshmallow as ma
 import pytest
 
-from flask_mcp import Context
+from flask_mcp import MCP, Context, Principal, ScopeRequired
 from flask_mcp.components.registry import Registry
 from flask_mcp.core.client import Call, ClientState
+from flask_mcp.core.context import StateUnavailable, use_state_store
 from flask_mcp.core.server import Server
 from flask_mcp.protocol import jsonrpc
 from flask_mcp.protocol.jsonrpc import MCPError
@@ -176,3 +177,146 @@ def test_all_level_helpers() -> None:
         getattr(context, level)(level)
     assert [params["level"] for _, params in channel.sent] == [params["data"] for _, params in channel.sent]
     assert len(channel.sent) == 8
+
+
+# -- principal, read_resource, state -----------------------------------------------------------
+
+TOKENS = {"ada-token": {"subject": "ada", "scopes": ["notes:read"]}, "eve-token": "eve"}
+
+
+def reader_app(make_app: t.Any, **config: t.Any) -> t.Any:
+    """A tool that reads a protected resource through its Context, and one that says who calls."""
+    server = MCP(name="reader")
+
+    @server.resource("notes://{note_id}", permissions=[ScopeRequired("notes:read")])
+    def note(note_id: str) -> str:
+        return f"note {note_id}"
+
+    @server.tool(permissions=[])
+    def quote(uri: str, ctx: Context) -> str:
+        try:
+            contents = ctx.read_resource(uri)
+        except MCPError as exc:
+            return f"{exc.code} {exc.message}"
+        return t.cast(str, contents[0]["text"])
+
+    @server.tool(permissions=[])
+    def whoami(ctx: Context) -> str:
+        return "nobody" if ctx.principal is None else ctx.principal.subject
+
+    return make_app(server, MCP_AUTH_TOKENS=TOKENS, **config)
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_principal_is_the_authenticated_caller(make_app: t.Any, make_client: t.Any, era: str) -> None:
+    client = make_client(reader_app(make_app), era=era, token="ada-token")
+    if era == "handshake":
+        client.initialize()
+    assert client.call_tool("whoami")["content"][0]["text"] == "ada"
+
+
+def test_principal_is_none_without_authentication() -> None:
+    assert make_context(None).principal is None
+    call = Call(Server(Registry(), name="n", version="1"), ClientState(), "tools/call", {}, 7, principal=Principal("p"))
+    assert call.context().principal == Principal("p")
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_read_resource_answers_as_resources_read_would(make_app: t.Any, make_client: t.Any, era: str) -> None:
+    """The same contents for a caller who may read it; the same error for one who may not, or for no resource."""
+    app = reader_app(make_app)
+    ada = make_client(app, era=era, token="ada-token")
+    eve = make_client(app, era=era, token="eve-token")
+    for client in (ada, eve):
+        if era == "handshake":
+            client.initialize()
+    assert ada.call_tool("quote", {"uri": "notes://7"})["content"][0]["text"] == "note 7"
+    for client, uri in ((eve, "notes://7"), (ada, "other://7")):
+        error = client.error("resources/read", {"uri": uri})
+        text = client.call_tool("quote", {"uri": uri})["content"][0]["text"]
+        assert text == f"{error['code']} {error['message']}"
+    assert eve.error("resources/read", {"uri": "notes://7"})["code"] == -31403
+
+
+def test_read_resource_passes_a_resource_that_needs_its_own_context(
+    mcp: t.Any, make_app: t.Any, make_client: t.Any
+) -> None:
+    @mcp.resource("inner://{name}")
+    def inner(name: str, ctx: Context) -> str:
+        ctx.info(f"inner {name}")
+        return f"inner {name} for {ctx.request_id}"
+
+    @mcp.tool
+    def outer(ctx: Context) -> list[str]:
+        return [item["text"] for item in ctx.read_resource("inner://x")]
+
+    client = make_client(make_app(mcp), log_level="info")
+    client.initialize()
+    result = client.call_tool("outer")
+    assert result["structuredContent"]["result"][0].startswith("inner x for ")
+    assert [note["params"]["data"] for note in client.notifications] == ["inner x"]
+
+
+class MemoryStore:
+    """A StateStore in a dict, without expiry."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str], tuple[str, int | None]] = {}
+
+    def get(self, scope: str, key: str) -> str | None:
+        found = self.values.get((scope, key))
+        return None if found is None else found[0]
+
+    def set(self, scope: str, key: str, text: str, ttl: int | None) -> None:
+        self.values[(scope, key)] = (text, ttl)
+
+    def delete(self, scope: str, key: str) -> None:
+        self.values.pop((scope, key), None)
+
+
+def state_of(store: MemoryStore | None, principal: Principal | None = None, session: str | None = None) -> t.Any:
+    server = Server(Registry(), name="n", version="1")
+    use_state_store(server, store)
+    state = ClientState(session_id=session)
+    return Call(server, state, "tools/call", {}, 1, principal=principal).context().state
+
+
+def test_state_is_kept_per_session_else_per_principal() -> None:
+    store = MemoryStore()
+    by_session = state_of(store, Principal("ada"), session="s1")
+    by_session.set("k", {"n": [1, 2]}, ttl=5)
+    assert by_session.scope == "session:s1" and by_session.get("k") == {"n": [1, 2]}
+    by_principal = state_of(store, Principal("ada"))
+    assert by_principal.scope == "principal:ada" and by_principal.get("k", "none") == "none"
+    by_principal.set("k", (1, "a"))
+    assert state_of(store, Principal("ada")).get("k") == [1, "a"]  # JSON in, JSON out
+    assert store.values[("principal:ada", "k")] == ('[1,"a"]', None)
+    by_principal.delete("k")
+    by_principal.delete("k")
+    assert by_principal.get("k") is None and store.values == {("session:s1", "k"): ('{"n":[1,2]}', 5)}
+
+
+@pytest.mark.parametrize("value", [object(), {1, 2}, float("nan"), {"a": b"bytes"}])
+def test_state_refuses_what_json_cannot_hold(value: t.Any) -> None:
+    store = MemoryStore()
+    with pytest.raises(TypeError, match="JSON"):
+        state_of(store, Principal("ada")).set("k", value)
+    assert store.values == {}
+
+
+@pytest.mark.parametrize(("key", "ttl"), [("", None), ("k" * 257, None), (3, None), ("k", 0), ("k", 1.5), ("k", True)])
+def test_state_refuses_bad_keys_and_ttls(key: t.Any, ttl: t.Any) -> None:
+    with pytest.raises(ValueError):
+        state_of(MemoryStore(), Principal("ada")).set(key, 1, ttl=ttl)
+
+
+def test_state_of_an_anonymous_caller_or_without_a_store_says_why() -> None:
+    anonymous = state_of(MemoryStore())
+    assert not anonymous.available
+    with pytest.raises(StateUnavailable, match="neither"):
+        anonymous.get("k")
+    storeless = state_of(None, Principal("ada"))
+    assert not storeless.available
+    with pytest.raises(StateUnavailable, match="state store"):
+        storeless.set("k", 1)
+    assert state_of(MemoryStore(), Principal("ada")).available

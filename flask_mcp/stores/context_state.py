@@ -1,0 +1,87 @@
+"""The values handlers keep with :attr:`ctx.state <flask_mcp.Context.state>`, in the cache.
+
+One record per scope (a session, or a principal's subject) holds every key
+of that scope with its JSON text and its expiry; the record lives as long
+as its longest-lived key. Writers take the scope's :func:`store_lock`, so
+two requests of one scope on different processes (a shared Redis) never
+lose each other's keys. The record's size is bounded: a ``set`` that would
+make the keys and their texts longer than ``max_bytes`` is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+import typing as t
+
+from .lock import store_lock
+
+__all__ = ["CacheStateStore"]
+
+_KEY = "ctxstate:"
+
+
+class CacheStateStore:
+    """A :class:`~flask_mcp.core.context.StateStore` in a flask-caching cache (shared by every worker on Redis).
+
+    :param cache: the flask-caching ``Cache``.
+    :param ttl: seconds a value lives when set without its own (``MCP_CONTEXT_STATE_TTL``).
+    :param max_bytes: the most one scope may hold, keys and texts in UTF-8 (``MCP_CONTEXT_STATE_MAX_BYTES``).
+    :param clock: seconds since the epoch; tests pass their own.
+    """
+
+    def __init__(self, cache: t.Any, ttl: int, max_bytes: int, clock: t.Callable[[], float] = time.time) -> None:
+        self.cache = cache
+        self.ttl = ttl
+        self.max_bytes = max_bytes
+        self.clock = clock
+
+    def _record_key(self, scope: str) -> str:
+        # Hashed: a subject may be long, or hold characters a backend dislikes in keys.
+        return _KEY + hashlib.sha256(scope.encode("utf-8")).hexdigest()[:40]
+
+    def _load(self, record_key: str) -> dict[str, list[t.Any]]:
+        record = self.cache.get(record_key)
+        if not isinstance(record, dict):
+            return {}
+        now = self.clock()
+        return {key: entry for key, entry in record.items() if isinstance(entry, list) and entry[1] > now}
+
+    def get(self, scope: str, key: str) -> str | None:
+        """The text under *key*, unless it expired."""
+        entry = self._load(self._record_key(scope)).get(key)
+        return None if entry is None else t.cast(str, entry[0])
+
+    def set(self, scope: str, key: str, text: str, ttl: int | None) -> None:
+        """Keep *text* under *key* for *ttl* seconds (``None``: :attr:`ttl`).
+
+        :raises ValueError: the scope would hold more than :attr:`max_bytes`.
+        """
+        record_key = self._record_key(scope)
+        with store_lock(self.cache, record_key):
+            record = self._load(record_key)
+            record[key] = [text, self.clock() + (self.ttl if ttl is None else ttl)]
+            size = sum(len(name.encode("utf-8")) + len(entry[0].encode("utf-8")) for name, entry in record.items())
+            if size > self.max_bytes:
+                raise ValueError(
+                    f"ctx.state would hold {size} bytes, more than MCP_CONTEXT_STATE_MAX_BYTES ({self.max_bytes}); "
+                    "delete keys or keep less"
+                )
+            self._save(record_key, record)
+
+    def delete(self, scope: str, key: str) -> None:
+        """Forget *key*."""
+        record_key = self._record_key(scope)
+        with store_lock(self.cache, record_key):
+            record = self._load(record_key)
+            if record.pop(key, None) is not None:
+                self._save(record_key, record)
+
+    def _save(self, record_key: str, record: dict[str, list[t.Any]]) -> None:
+        if not record:
+            self.cache.delete(record_key)
+            return
+        # The record lives as long as its longest-lived key; a key's own expiry is checked on reading.
+        timeout = max(1, math.ceil(max(entry[1] for entry in record.values()) - self.clock()))
+        self.cache.set(record_key, record, timeout=timeout)
