@@ -120,6 +120,10 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_SESSION_MAX_AGE": 86400,
     # Leave out of */list results the components the caller's permissions deny.
     "MCP_FILTER_LISTINGS_BY_PERMISSIONS": False,
+    # Serve only components with one of these tags (tags=); None or empty: no such filter.
+    "MCP_INCLUDE_TAGS": None,
+    # Serve no component with one of these tags. MCP(include_tags=..., exclude_tags=...) win over both keys.
+    "MCP_EXCLUDE_TAGS": (),
     # Refuse, instead of warning about, tools without permissions when auth is configured.
     "MCP_REQUIRE_PERMISSIONS": False,
     # Every caller's budget of tool calls, all tools together: "100/minute", a
@@ -181,14 +185,14 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_REQUEST_STATE_TTL": 600,
     # Largest requestState issued or accepted, in bytes.
     "MCP_REQUEST_STATE_MAX_BYTES": 65536,
-    # Seconds a subscriptions/listen stream stays open before the server ends it
-    # with its result (clients listen again).
-    "MCP_LISTEN_MAX_LIFETIME": 3600,
-}
     # Seconds a ctx.state value lives unless set with its own ttl.
     "MCP_CONTEXT_STATE_TTL": 3600,
     # Largest ctx.state of one session or principal (keys and JSON values), in bytes.
     "MCP_CONTEXT_STATE_MAX_BYTES": 65536,
+    # Seconds a subscriptions/listen stream stays open before the server ends it
+    # with its result (clients listen again).
+    "MCP_LISTEN_MAX_LIFETIME": 3600,
+}
 
 _CACHE_PREFIX = "MCP_CACHE_"
 _EPHEMERAL_PREFIX = "MCP_EPHEMERAL_CACHE_"
@@ -276,6 +280,8 @@ class Settings:
     session_max_age: int | None = 86400
     filter_listings_by_permissions: bool = False
     require_permissions: bool = False
+    include_tags: tuple[str, ...] | None = None
+    exclude_tags: tuple[str, ...] = ()
     #: Parsed from a rule string (:func:`flask_mcp.policies.ratelimit.parse_limit`).
     rate_limit: Limit | None = None
     #: Each caller's budget of new sessions.
@@ -302,14 +308,14 @@ class Settings:
     request_state_secret: str | bytes | None = None
     request_state_ttl: int = 600
     request_state_max_bytes: int = 65536
+    context_state_ttl: int = 3600
+    context_state_max_bytes: int = 65536
     listen_max_lifetime: float = 3600.0
 
     @classmethod
     def from_app(cls, app: Flask) -> Settings:
         """Apply the defaults to ``app.config`` and read the result."""
         for key, value in DEFAULTS.items():
-    context_state_ttl: int = 3600
-    context_state_max_bytes: int = 65536
             app.config.setdefault(key, value)
         config = app.config
         _warn_unknown(config)
@@ -348,6 +354,8 @@ class Settings:
             session_max_age=optional_positive(config, "MCP_SESSION_MAX_AGE"),
             filter_listings_by_permissions=bool(config["MCP_FILTER_LISTINGS_BY_PERMISSIONS"]),
             require_permissions=bool(config["MCP_REQUIRE_PERMISSIONS"]),
+            include_tags=as_tuple(config["MCP_INCLUDE_TAGS"] or ()) or None,
+            exclude_tags=as_tuple(config["MCP_EXCLUDE_TAGS"] or ()),
             rate_limit=parse_limit(config["MCP_RATE_LIMIT"]),
             session_rate_limit=parse_limit(config["MCP_SESSION_RATE_LIMIT"]),
             max_sessions=max_sessions,
@@ -373,6 +381,8 @@ class Settings:
             request_state_secret=config["MCP_REQUEST_STATE_SECRET"] or config.get("SECRET_KEY") or None,
             request_state_ttl=positive(config, "MCP_REQUEST_STATE_TTL"),
             request_state_max_bytes=positive(config, "MCP_REQUEST_STATE_MAX_BYTES"),
+            context_state_ttl=positive(config, "MCP_CONTEXT_STATE_TTL"),
+            context_state_max_bytes=positive(config, "MCP_CONTEXT_STATE_MAX_BYTES"),
             listen_max_lifetime=float(positive_number(config, "MCP_LISTEN_MAX_LIFETIME")),
         )
 
@@ -381,8 +391,6 @@ def _cache_config(config: t.Mapping[str, t.Any], prefix: str, max_sessions: int 
     """``CACHE_*`` settings from the keys starting with *prefix*; ``None`` values are left out."""
     found = {"CACHE_" + key[len(prefix) :]: value for key, value in config.items() if key.startswith(prefix)}
     kind = found.get("CACHE_TYPE")
-            context_state_ttl=positive(config, "MCP_CONTEXT_STATE_TTL"),
-            context_state_max_bytes=positive(config, "MCP_CONTEXT_STATE_MAX_BYTES"),
     if isinstance(kind, str) and kind.lower().replace("_", "") in _CACHE_TYPES:
         found["CACHE_TYPE"] = _CACHE_TYPES[kind.lower().replace("_", "")]
     if str(found.get("CACHE_TYPE", "")).endswith("RedisCache") and "CACHE_OPTIONS" not in found:

@@ -83,6 +83,10 @@ class MCP(RuntimeChanges):
         surfaces are open.
     :param default_permissions: permissions of every tool, resource and
         prompt registered without ``permissions=`` (see :doc:`permissions`).
+    :param include_tags: serve only the components with one of these
+        ``tags=``; by default ``MCP_INCLUDE_TAGS`` (see :ref:`runtime-changes`).
+    :param exclude_tags: serve none of the components with one of these
+        ``tags=``; by default ``MCP_EXCLUDE_TAGS``.
     """
 
     def __init__(
@@ -99,6 +103,8 @@ class MCP(RuntimeChanges):
         auth: AuthBackend | None = None,
         transaction: Transaction | None = None,
         default_permissions: t.Iterable[PermissionLike] | None = None,
+        include_tags: t.Iterable[str] | None = None,
+        exclude_tags: t.Iterable[str] | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -111,6 +117,10 @@ class MCP(RuntimeChanges):
         self.transaction = transaction
         #: Permissions of components registered without ``permissions=``.
         self.default_permissions = normalize_permissions(default_permissions) or ()
+        #: Tags a component needs one of to be served (``None``: ``MCP_INCLUDE_TAGS``).
+        self.include_tags = None if include_tags is None else frozenset(include_tags)
+        #: Tags that keep a component from being served (``None``: ``MCP_EXCLUDE_TAGS``).
+        self.exclude_tags = None if exclude_tags is None else frozenset(exclude_tags)
         # "warn" or "error" once an app with authentication is set up: checked
         # again for each tool registered later.
         self._unprotected_tools: str | None = None
@@ -163,6 +173,10 @@ class MCP(RuntimeChanges):
             self._unprotected_tools = "error" if strict else "warn"
         # Refuses settings that contradict a registered tool's options, now rather than on a call.
         self.registry.configure_tools(settings.tool_defaults)
+        self.registry.configure_tags(
+            settings.include_tags if self.include_tags is None else self.include_tags,
+            settings.exclude_tags if self.exclude_tags is None else self.exclude_tags,
+        )
         app.extensions[EXTENSION_KEY] = state
         with app.app_context():
             if not self._loaders_ran:

@@ -1,7 +1,7 @@
 """Changing what an app serves while it runs, the same way in every process.
 
-The methods of :class:`MCP` that disable, enable and (re)load components at
-run time; the mechanism is :mod:`flask_mcp.stores.shared_registry`.
+The methods of :class:`MCP` that disable, enable, remove and (re)load
+components at run time; the mechanism is :mod:`flask_mcp.stores.shared_registry`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ _LIST_CHANGED = {
     "templates": "notifications/resources/list_changed",
     "prompts": "notifications/prompts/list_changed",
 }
-_KIND_OF = {"tool": "tools", "prompt": "prompts"}
+_KIND_OF = {"tool": "tools", "template": "templates", "prompt": "prompts"}
+#: What :meth:`RuntimeChanges.disable` and :meth:`RuntimeChanges.enable` take as ``kind``.
+ComponentKind = t.Literal["tool", "resource", "template", "prompt"]
 
 
 class RuntimeChanges:
@@ -55,23 +57,58 @@ class RuntimeChanges:
         """Run the loaders again in every process and announce ``list_changed``."""
         self._shared().reload()
 
-    def disable(self, name: str, kind: t.Literal["tool", "resource", "prompt"] = "tool") -> None:
+    def disable(self, name: str, kind: ComponentKind = "tool") -> None:
         """Stop serving a component in every process: it is neither listed nor callable until :meth:`enable`.
 
         :param name: the tool or prompt name, or the resource's URI (or URI template).
+        :param kind: ``"tool"``, ``"resource"`` (a URI or a URI template), ``"template"`` or ``"prompt"``.
         :raises KeyError: nothing of that kind is registered under *name*.
         """
         self._shared().disable(self._kind(name, kind), name)
 
-    def enable(self, name: str, kind: t.Literal["tool", "resource", "prompt"] = "tool") -> None:
+    def enable(self, name: str, kind: ComponentKind = "tool") -> None:
         """Serve a disabled component again, in every process."""
         self._shared().enable(self._kind(name, kind), name)
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister the tool *name* in every process, and announce ``list_changed``.
+
+        Unlike :meth:`disable`, the component is gone: the name may be
+        registered again (by a loader, after :meth:`reload`, for every
+        process). Before any app is set up (at import time) it is simply
+        dropped from the registry.
+
+        :raises KeyError: no tool is registered under *name*.
+        """
+        self._remove("tools", name)
+
+    def remove_resource(self, uri: str) -> None:
+        """Unregister the static resource at *uri* in every process (see :meth:`remove_tool`)."""
+        self._remove("resources", uri)
+
+    def remove_template(self, uri_template: str) -> None:
+        """Unregister the resource template *uri_template* in every process (see :meth:`remove_tool`)."""
+        self._remove("templates", uri_template)
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister the prompt *name* in every process (see :meth:`remove_tool`)."""
+        self._remove("prompts", name)
+
+    def _remove(self, kind: Kind, key: str) -> None:
+        state = find_state(current_app) if has_app_context() else None
+        if state is None or state.mcp is not self:
+            # Import time: every process runs the same code, so every process drops it.
+            if key not in self.registry.registered(kind):
+                raise KeyError(f"no {kind[:-1]} {key!r} is registered")
+            self.registry.discard(kind, key)
+            return
+        self._shared().remove(kind, key)
 
     def _kind(self, name: str, kind: str) -> Kind:
         if kind == "resource":
             return "resources" if name in self.registry.registered("resources") else "templates"
         if kind not in _KIND_OF:
-            raise ValueError(f"kind must be 'tool', 'resource' or 'prompt', not {kind!r}")
+            raise ValueError(f"kind must be 'tool', 'resource', 'template' or 'prompt', not {kind!r}")
         return t.cast("Kind", _KIND_OF[kind])
 
     def _shared(self) -> SharedRegistry:

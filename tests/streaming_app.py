@@ -1,7 +1,8 @@
 """A small app for the gunicorn tests of ``test_transport_streaming``, configured from the environment.
 
 ``gunicorn tests.streaming_app:app`` serves one tool that samples and then
-elicits, and two that change the tool list at run time (for listen streams).
+elicits, and three that change the tool list at run time (for listen streams
+and removals).
 ``MCP_CACHE_*`` environment variables configure the session cache
 (``MCP_CACHE_TYPE=RedisCache`` and ``MCP_CACHE_REDIS_URL`` to share sessions
 between processes); ``MCP_CLIENT_REQUEST_TIMEOUT`` bounds how long the tool
@@ -74,6 +75,13 @@ def flip() -> str:
     served = "spare" in mcp.tools
     (mcp.disable if served else mcp.enable)("spare")
     return "disabled" if served else "enabled"
+
+
+@mcp.tool
+def drop(name: str) -> str:
+    """Remove the tool *name*: every process stops serving it."""
+    mcp.remove_tool(name)
+    return f"removed {name}"
 
 
 class NoteThreads:

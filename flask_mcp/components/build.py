@@ -39,8 +39,18 @@ from .model import (
 from .signature_checks import check_parameters
 from .uri_template import URITemplate
 
-__all__ = ["PromptOptions", "ResourceOptions", "ToolOptions", "build_prompt", "build_resource", "build_tool"]
+__all__ = [
+    "TAGS_META",
+    "PromptOptions",
+    "ResourceOptions",
+    "ToolOptions",
+    "build_prompt",
+    "build_resource",
+    "build_tool",
+]
 
+#: The ``_meta`` key listing a component's tags.
+TAGS_META = "io.flask-mcp/tags"
 # SEP-986 tool names: 1-128 characters, letters, digits, underscore, hyphen, dot.
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
@@ -111,6 +121,8 @@ class ToolOptions(t.TypedDict, total=False):
     cache_ttl: float | datetime.timedelta | None
     #: ``"private"`` when its results depend on the caller, ``"public"`` otherwise; default ``MCP_CLIENT_CACHE_SCOPE``.
     cache_scope: CacheScope | None
+    #: Labels that ``MCP(include_tags=..., exclude_tags=...)`` select by; listed in ``_meta`` under :data:`TAGS_META`.
+    tags: t.Iterable[str] | None
 
 
 class ResourceOptions(t.TypedDict, total=False):
@@ -146,6 +158,8 @@ class ResourceOptions(t.TypedDict, total=False):
     cache_ttl: float | datetime.timedelta | None
     #: ``"private"`` when its results depend on the caller, ``"public"`` otherwise; default ``MCP_CLIENT_CACHE_SCOPE``.
     cache_scope: CacheScope | None
+    #: Labels that ``MCP(include_tags=..., exclude_tags=...)`` select by; listed in ``_meta`` under :data:`TAGS_META`.
+    tags: t.Iterable[str] | None
 
 
 class PromptOptions(t.TypedDict, total=False):
@@ -173,6 +187,8 @@ class PromptOptions(t.TypedDict, total=False):
     cache_ttl: float | datetime.timedelta | None
     #: ``"private"`` when its results depend on the caller, ``"public"`` otherwise; default ``MCP_CLIENT_CACHE_SCOPE``.
     cache_scope: CacheScope | None
+    #: Labels that ``MCP(include_tags=..., exclude_tags=...)`` select by; listed in ``_meta`` under :data:`TAGS_META`.
+    tags: t.Iterable[str] | None
 
 
 def _check_options(options: t.Mapping[str, t.Any], allowed: type) -> None:
@@ -184,6 +200,18 @@ def _check_options(options: t.Mapping[str, t.Any], allowed: type) -> None:
 
 def _copy(value: t.Mapping[str, t.Any] | None) -> dict[str, t.Any] | None:
     return dict(value) if value else None
+
+
+def _tagged(options: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    """``tags`` and ``meta`` of a component: the tags are also listed in ``_meta`` under :data:`TAGS_META`."""
+    tags = options.get("tags") or ()
+    if isinstance(tags, str) or not all(isinstance(tag, str) for tag in tags):
+        raise TypeError(f"tags must be an iterable of strings, not {tags!r}")
+    tags = frozenset(tags)
+    meta = _copy(options.get("meta"))
+    if tags:
+        meta = {**(meta or {}), TAGS_META: sorted(tags)}
+    return {"tags": tags, "meta": meta}
 
 
 def _cache_hints(options: t.Mapping[str, t.Any], what: str) -> dict[str, t.Any]:
@@ -263,7 +291,6 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
         ),
         annotations=_copy(options.get("annotations")),
         icons=normalize_icons(options.get("icons")),
-        meta=_copy(options.get("meta")),
         context_param=context_parameter(func),
         binding=binding,
         policy=policy,
@@ -271,6 +298,7 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
         always_listed=bool(options.get("always_listed", False)),
         rate_limit=parse_limit(options.get("rate_limit")),
         param_headers=_param_headers(name, options.get("headers"), arguments),
+        **_tagged(options),
         **_cache_hints(options, f"tool {name!r}"),
     )
 
@@ -341,10 +369,10 @@ def build_prompt(func: t.Callable[..., t.Any], **options: t.Unpack[PromptOptions
         title=options.get("title"),
         description=describe(func, options.get("description")),
         icons=normalize_icons(options.get("icons")),
-        meta=_copy(options.get("meta")),
         context_param=context_parameter(func),
         permissions=normalize_permissions(options.get("permissions")),
         always_listed=bool(options.get("always_listed", False)),
+        **_tagged(options),
         **_cache_hints(options, f"prompt {name!r}"),
     )
 
@@ -365,11 +393,11 @@ def build_resource(
         mime_type=options.get("mime_type"),
         annotations=_copy(options.get("annotations")),
         icons=normalize_icons(options.get("icons")),
-        meta=_copy(options.get("meta")),
         output_schema=as_schema(output_schema, f"{name}_contents") if output_schema is not None else None,
         context_param=context_parameter(func),
         permissions=normalize_permissions(options.get("permissions")),
         always_listed=bool(options.get("always_listed", False)),
+        **_tagged(options),
         **_cache_hints(options, f"resource {uri!r}"),
     )
     template = URITemplate(uri)

@@ -144,6 +144,8 @@ class Tool:
     cache_ttl_ms: int | None = None
     #: ``"private"`` when this component's results depend on the caller (``cache_scope=``).
     cache_scope: str | None = None
+    #: Labels for ``MCP(include_tags=..., exclude_tags=...)``, also in ``_meta`` (``tags=``).
+    tags: frozenset[str] = frozenset()
     #: Calls allowed per caller (:mod:`flask_mcp.policies.ratelimit`); ``None``: only the server-wide limit.
     rate_limit: Limit | None = None
     #: How validated arguments reach the function.
@@ -244,6 +246,8 @@ class Resource:
     cache_ttl_ms: int | None = None
     #: ``"private"`` when this component's results depend on the caller (``cache_scope=``).
     cache_scope: str | None = None
+    #: Labels for ``MCP(include_tags=..., exclude_tags=...)``, also in ``_meta`` (``tags=``).
+    tags: frozenset[str] = frozenset()
 
     @functools.cached_property
     def descriptor(self) -> dict[str, t.Any]:
@@ -287,6 +291,8 @@ class ResourceTemplate:
     cache_ttl_ms: int | None = None
     #: ``"private"`` when this component's results depend on the caller (``cache_scope=``).
     cache_scope: str | None = None
+    #: Labels for ``MCP(include_tags=..., exclude_tags=...)``, also in ``_meta`` (``tags=``).
+    tags: frozenset[str] = frozenset()
 
     @classmethod
     def check_signature(cls, func: t.Callable[..., t.Any], template: URITemplate) -> None:
@@ -351,6 +357,8 @@ class Prompt:
     cache_ttl_ms: int | None = None
     #: ``"private"`` when this component's results depend on the caller (``cache_scope=``).
     cache_scope: str | None = None
+    #: Labels for ``MCP(include_tags=..., exclude_tags=...)``, also in ``_meta`` (``tags=``).
+    tags: frozenset[str] = frozenset()
 
     @functools.cached_property
     def descriptor(self) -> dict[str, t.Any]:

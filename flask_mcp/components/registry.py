@@ -86,9 +86,10 @@ class Registry:
     URI) already taken raises :class:`ValueError`, so two view functions can
     never silently shadow each other.
 
-    Components can be *hidden* (:meth:`hide`): they stay registered but are
-    neither listed nor found, exactly as if they were not there. The tables
-    (:attr:`tools`, ...) only ever hold what is served.
+    Components can be *hidden* (:meth:`hide`), or left out by their tags
+    (:meth:`configure_tags`): they stay registered but are neither listed nor
+    found, exactly as if they were not there. The tables (:attr:`tools`, ...)
+    only ever hold what is served, decided when the registry changes.
     """
 
     def __init__(self) -> None:
@@ -104,6 +105,8 @@ class Registry:
         #: Every registered component by kind and key, served or hidden, in registration order.
         self._all: dict[Kind, dict[str, t.Any]] = {"tools": {}, "resources": {}, "templates": {}, "prompts": {}}
         self._hidden: frozenset[tuple[Kind, str]] = frozenset()
+        #: ``(include, exclude)`` tags, set by the first app (:meth:`configure_tags`).
+        self._tag_filter: tuple[frozenset[str] | None, frozenset[str]] | None = None
         #: Set by the first app the extension is set up on.
         self._tool_defaults: ToolDefaults | None = None
 
@@ -133,6 +136,29 @@ class Registry:
         self._listings.pop("tools", None)
         self._results = {k: v for k, v in self._results.items() if k[0] != "tools"}
 
+    def configure_tags(self, include: t.Iterable[str] | None, exclude: t.Iterable[str]) -> None:
+        """Serve only components with an *include* tag (when given), and none with an *exclude* tag.
+
+        :raises RuntimeError: another app sharing the registry set different tags.
+        """
+        tags = (None if not include else frozenset(include), frozenset(exclude))
+        if self._tag_filter is not None and self._tag_filter != tags:
+            raise RuntimeError(
+                "apps sharing one MCP extension must agree on include_tags and exclude_tags (MCP_INCLUDE_TAGS, "
+                "MCP_EXCLUDE_TAGS); use one MCP per app to differ"
+            )
+        if self._tag_filter is None:
+            self._tag_filter = tags
+            self.hide(self._hidden, force=True)
+
+    def selected(self, component: t.Any) -> bool:
+        """Whether *component*'s tags let it be served (``include_tags``, ``exclude_tags``)."""
+        if self._tag_filter is None:
+            return True
+        include, exclude = self._tag_filter
+        tags: frozenset[str] = component.tags
+        return (include is None or not include.isdisjoint(tags)) and exclude.isdisjoint(tags)
+
     def add_tool(self, tool: Tool) -> None:
         """Register *tool* under its name."""
         if self._tool_defaults is not None:
@@ -156,7 +182,7 @@ class Registry:
         if key in registered:
             raise ValueError(f"{kind[:-1]} {key!r} is already registered (by {registered[key].func.__qualname__})")
         registered[key] = component
-        if (kind, key) not in self._hidden:
+        if (kind, key) not in self._hidden and self.selected(component):
             table[key] = component
         self._changed(kind)
         for listener in self._listeners:
@@ -186,17 +212,20 @@ class Registry:
         """Every component of *kind*, hidden ones included."""
         return self._all[kind]
 
-    def hide(self, hidden: t.Iterable[tuple[Kind, str]]) -> set[Kind]:
-        """Serve every registered component except *hidden*; return the kinds whose listing changed.
+    def hide(self, hidden: t.Iterable[tuple[Kind, str]], *, force: bool = False) -> set[Kind]:
+        """Serve every registered (and :meth:`selected`) component except *hidden*; return the kinds changed.
 
         The tables are replaced, not changed in place, so a request reading
         them in another thread sees either the old or the new set, whole.
+        *force* rebuilds every table (the tag filter changed).
         """
         hidden = frozenset(hidden)
         changed = {kind for kind, _ in hidden.symmetric_difference(self._hidden)}
+        if force:
+            changed = set(self._all)
         self._hidden = hidden
         for kind in changed:
-            served = {key: c for key, c in self._all[kind].items() if (kind, key) not in hidden}
+            served = {key: c for key, c in self._all[kind].items() if (kind, key) not in hidden and self.selected(c)}
             setattr(self, kind, served)
             self._changed(kind)
         return changed

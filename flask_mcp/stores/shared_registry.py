@@ -5,7 +5,8 @@ so what a module registers when it is imported is served everywhere. A
 change made while the app runs happens in one process, yet every process
 must serve the same set afterwards. Two kinds of change get there:
 
-* **data** (:meth:`SharedRegistry.disable`, :meth:`SharedRegistry.enable`):
+* **data** (:meth:`SharedRegistry.disable`, :meth:`SharedRegistry.enable`,
+  :meth:`SharedRegistry.remove`):
   written to one record in the session cache, under a revision number. Every
   process reads the record together with each session it loads (one round
   trip), and applies a newer revision before it handles the request. Requests
@@ -14,6 +15,12 @@ must serve the same set afterwards. Two kinds of change get there:
   A loader is a function that registers components; it runs in every process
   when the app is set up, and again in every process after
   :meth:`SharedRegistry.reload` (the record counts reloads).
+
+A removal is kept in the record too (``gone``): a process that starts later
+registers the component at import time like every other, and drops it when
+it applies the record. A removed component that a loader registers again is
+served again after :meth:`SharedRegistry.reload`, which takes it off the
+record.
 
 ``list_changed`` goes out once the record is written, so whichever process a
 client's next request reaches, it serves the new set. A component registered
@@ -67,6 +74,8 @@ class SharedRegistry:
         self._revision = 0
         self._loads = 0
         self._loaded: set[tuple[Kind, str]] = set()
+        #: The removals this process has applied: only newer ones drop anything.
+        self._gone: frozenset[tuple[Kind, str]] = frozenset()
         self._refreshed_at = -REFRESH_INTERVAL
         self._lock = threading.RLock()
         #: Set while loaders run, in this thread: what they register is shared, not a one-process change.
@@ -87,6 +96,10 @@ class SharedRegistry:
             if loads != self._loads:
                 self.run_loaders()
                 self._loads = loads
+            gone: frozenset[tuple[Kind, str]] = frozenset((kind, key) for kind, key in record.get("gone", ()))
+            for kind, key in gone - self._gone:
+                self.registry.discard(kind, key)
+            self._gone = gone
             self._revision = revision
 
     def refresh(self) -> None:
@@ -121,11 +134,31 @@ class SharedRegistry:
         """Serve a disabled component again, in every process."""
         self._change(kind, key, lambda off: off - {(kind, key)})
 
-    def reload(self) -> None:
-        """Run the loaders again in every process (this one now, the others at their next request)."""
+    def remove(self, kind: Kind, key: str) -> None:
+        """Unregister a component in every process."""
+        if key not in self.registry.registered(kind):
+            raise KeyError(f"no {kind[:-1]} {key!r} is registered")
         with self._lock, store_lock(self.cache, KEY):
             record = self._read()
-            record["loads"] = record.get("loads", 0) + 1
+            record["gone"] = sorted({(k, name) for k, name in record.get("gone", ())} | {(kind, key)})
+            record["off"] = [(k, name) for k, name in record.get("off", ()) if (k, name) != (kind, key)]
+            record["rev"] = record.get("rev", 0) + 1
+            self.cache.set(KEY, record, timeout=0)
+            self.apply(record)
+        self.announce(kind)
+
+    def reload(self) -> None:
+        """Run the loaders again in every process (this one now, the others at their next request).
+
+        A removed component that the loaders register again is served again.
+        """
+        with self._lock, store_lock(self.cache, KEY):
+            record = self._read()
+            self.apply(record)  # catch up first: what the loaders register next is judged against it
+            self.run_loaders()
+            record["loads"] = self._loads = record.get("loads", 0) + 1
+            gone = {(kind, key) for kind, key in record.get("gone", ())}
+            record["gone"] = sorted(gone - self._loaded)
             record["rev"] = record.get("rev", 0) + 1
             self.cache.set(KEY, record, timeout=0)
             self.apply(record)

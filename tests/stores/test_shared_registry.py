@@ -142,3 +142,42 @@ def test_disabling_something_unknown_is_an_error(pair: tuple[Flask, Flask]) -> N
             server.disable("nope")
         with pytest.raises(ValueError, match="kind must be"):
             server.disable("add", kind="widget")  # type: ignore[arg-type]
+
+
+def test_a_removal_holds_in_every_process_and_in_later_ones(
+    pair: tuple[Flask, Flask],
+    redis_url: str,
+    prefix: str,
+    catalogue: str,
+    make_client: t.Callable[..., MCPTestClient],
+) -> None:
+    a, b = pair
+    client_b = make_client(b)
+    client_b.initialize()
+    with a.app_context():
+        a.extensions["mcp"].mcp.remove_tool("add")
+    assert "add" not in a.extensions["mcp"].mcp.tools
+    assert names(client_b) == ["report_sales"]
+    assert "add" in client_b.error("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})["message"]
+    assert broadcasts(a) == ["notifications/tools/list_changed"]
+    # A process started afterwards registers "add" at import time too, and drops it when it catches up.
+    client_c = make_client(worker(redis_url, prefix, catalogue))
+    client_c.initialize()
+    assert names(client_c) == ["report_sales"]
+
+
+def test_a_removed_loader_component_comes_back_with_a_reload(
+    pair: tuple[Flask, Flask], make_client: t.Callable[..., MCPTestClient]
+) -> None:
+    a, b = pair
+    client_b = make_client(b)
+    client_b.initialize()
+    with b.app_context():
+        b.extensions["mcp"].mcp.remove_tool("report_sales")
+    assert names(client_b) == ["add"]
+    with a.app_context():
+        a.extensions["mcp"].mcp.reload()  # the loader still registers it: served again, everywhere
+    assert names(client_b) == ["add", "report_sales"]
+    client_a = make_client(a)
+    client_a.initialize()
+    assert names(client_a) == ["add", "report_sales"]
