@@ -12,6 +12,7 @@ from .auth.gate import current_principal
 from .components.bulk import ToolDefinition
 from .config import LateSettingWarning, ProcessLocalSessionsWarning, UnknownSettingWarning
 from .core.context import Context
+from .core.hooks import CallInfo
 from .core.input_requests import Elicit, ElicitResult, InputRequest, ListRoots, Sample
 from .extension import MCP
 from .globals import current_state
@@ -58,6 +59,7 @@ __all__ = [
     "ArgumentBinding",
     "AudioContent",
     "Authenticated",
+    "CallInfo",
     "ConfigurationError",
     "Content",
     "Context",

@@ -27,11 +27,13 @@ from .components.list_tools_sql import check_session
 from .components.model import Prompt, Resource, ResourceTemplate, Tool
 from .components.registry import Registry
 from .config import Settings
+from .core.hooks import AfterCall, BeforeCall, Hooks, OnError
 from .globals import EXTENSION_KEY, current_state, find_state, state_of
 from .policies.execution import Transaction
 from .policies.permissions import PermissionLike, check_protected, normalize_permissions
 from .protocol.jsonrpc import INTERNAL_ERROR
 from .runtime_changes import RuntimeChanges
+from .signals import current_sender
 from .state import MCPState, build_state
 from .transport import rest
 from .transport.http import endpoint, error_response
@@ -43,6 +45,9 @@ __all__ = ["MCP", "MCPState"]
 logger = logging.getLogger("flask_mcp")
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
+B = t.TypeVar("B", bound=BeforeCall)
+A = t.TypeVar("A", bound=AfterCall)
+E = t.TypeVar("E", bound=OnError)
 
 
 class MCP(RuntimeChanges):
@@ -129,6 +134,8 @@ class MCP(RuntimeChanges):
         self.loaders = []
         self._loaders_ran = False
         self.registry.on_change(self._announce_change)
+        # The before_call/after_call/on_error hooks, shared by every app's server.
+        self._hooks = Hooks(sender=current_sender)
         #: The blueprint serving the endpoint. :meth:`init_app` registers it,
         #: or register it yourself: ``app.register_blueprint(mcp.blueprint)``.
         self.blueprint = Blueprint(blueprint_name, __name__, url_prefix="/mcp")
@@ -167,6 +174,7 @@ class MCP(RuntimeChanges):
         settings = Settings.from_app(app)
         session_cache = self._session_cache(app, settings)
         state = build_state(self, app, settings, session_cache, self._ephemeral_cache(app, settings, session_cache))
+        state.server.hooks = self._hooks
         if getattr(self, "auth", None) is not None or app.config.get("MCP_AUTH_TOKENS"):
             strict = settings.require_permissions or self._unprotected_tools == "error"
             check_protected(self.registry.tools.values(), self.default_permissions, strict=strict)
@@ -365,6 +373,40 @@ class MCP(RuntimeChanges):
         streams in whichever process holds them.
         """
         self._broadcast("notifications/resources/updated", {"uri": uri})
+
+    # -- hooks -----------------------------------------------------------
+
+    def before_call(self, func: B, /) -> B:
+        """Register ``func(info)`` to run before every tool call, resource read and prompt get.
+
+        It gets a :class:`~flask_mcp.CallInfo` once the caller was admitted and the
+        arguments validated, may change ``info.arguments``, and may return a
+        result (converted like the handler's own) to skip the handler, or raise
+        :class:`~flask_mcp.ToolError` to fail the call. Run in registration
+        order; see :ref:`hooks`.
+        """
+        self._hooks.before.append(func)
+        return func
+
+    def after_call(self, func: A, /) -> A:
+        """Register ``func(info, result)`` to run after every call that produced a result.
+
+        It returns a replacement for *result* (what the handler returned, before
+        conversion) or ``None`` to keep it. Run in reverse registration order,
+        as Flask's ``after_request``; see :ref:`hooks`.
+        """
+        self._hooks.after.append(func)
+        return func
+
+    def on_error(self, func: E, /) -> E:
+        """Register ``func(info, exc)`` to run when a hook or handler raised.
+
+        It returns a result to recover with (``after_call`` then runs on it) or
+        ``None`` to let the error go on. Run in registration order until one
+        recovers; see :ref:`hooks`.
+        """
+        self._hooks.error.append(func)
+        return func
 
     @property
     def tools(self) -> t.Mapping[str, Tool]:

@@ -20,7 +20,7 @@ import typing as t
 
 import marshmallow as ma
 
-from ..components.model import ResourceTemplate
+from ..components.model import Resource, ResourceTemplate
 from ..policies.execution import in_transaction, with_timeout
 from ..protocol import jsonrpc
 from ..protocol.errors import NotFoundError, describe_exception, describe_validation_error, is_expected
@@ -29,6 +29,7 @@ from ..results.convert import resource_contents, tool_value
 from ..results.output import OutputMismatch
 from ..results.spill import spill_token
 from .client import Call, ClientState
+from .hooks import resource_read, tool_called
 
 if t.TYPE_CHECKING:
     from ..components.model import Tool
@@ -39,6 +40,8 @@ __all__ = [
     "DirectCallFailed",
     "Reason",
     "call_tool_json",
+    "check_arguments",
+    "execute_tool",
     "load_arguments",
     "not_found",
     "read_contents",
@@ -62,8 +65,34 @@ def load_arguments(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[
     :raises MCPError: permission denied or rate limited.
     :raises marshmallow.ValidationError: naming the offending fields.
     """
+    return tool.binder.bind(call, check_arguments(call, tool, arguments), arguments.keys())
+
+
+def check_arguments(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> t.Any:
+    """Admit the caller and validate *arguments*: the tool's loaded arguments, not yet bound.
+
+    :raises MCPError: permission denied or rate limited.
+    :raises marshmallow.ValidationError: naming the offending fields.
+    """
     call.server.admit(call, "tool", tool, arguments)
-    return tool.binder.bind(call, tool.load_arguments(arguments), arguments.keys())
+    return tool.load_arguments(arguments)
+
+
+def execute_tool(call: Call, tool: Tool, loaded: t.Any, sent: t.Collection[str]) -> t.Any:
+    """Bind *loaded* (from :func:`check_arguments`) and run *tool* between the hooks (:mod:`.hooks`).
+
+    :param sent: the argument names the caller gave.
+    """
+    hooks = call.server.hooks
+    if not hooks.engaged(tool_called):
+        return run_tool(call, tool, tool.binder.bind(call, loaded, sent))
+
+    def handler(arguments: t.Any) -> t.Any:
+        # Names a before_call hook added count as the caller's.
+        given = set(sent).union(arguments) if isinstance(arguments, dict) else sent
+        return run_tool(call, tool, tool.binder.bind(call, arguments, given))
+
+    return hooks.run(call, "tool", tool.name, loaded, handler, tool_called)
 
 
 def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any]) -> t.Any:
@@ -131,13 +160,21 @@ def read_contents(call: Call, uri: str) -> dict[str, t.Any]:
             kwargs = resource.load_variables(variables)
         except ma.ValidationError as exc:
             raise MCPError(INVALID_PARAMS, f"Invalid params: {describe_validation_error(exc)}", {"uri": uri}) from None
-    if resource.context_param:
-        kwargs[resource.context_param] = call.context()
     try:
-        value = call.server.invoke(resource.func, kwargs)
+        hooks = call.server.hooks
+        if hooks.engaged(resource_read):
+            value = hooks.run(call, "resource", uri, kwargs, lambda args: _invoke(call, resource, args), resource_read)
+        else:
+            value = _invoke(call, resource, kwargs)
     except NotFoundError:
         raise not_found(uri, call.state.modern) from None
     return {"contents": resource_contents(value, uri, resource.mime_type, resource.output_schema)}
+
+
+def _invoke(call: Call, resource: Resource | ResourceTemplate, kwargs: dict[str, t.Any]) -> t.Any:
+    if resource.context_param:
+        kwargs = {**kwargs, resource.context_param: call.context()}
+    return call.server.invoke(resource.func, kwargs)
 
 
 def _read_spilled(call: Call, uri: str, token: str) -> dict[str, t.Any]:
@@ -211,8 +248,9 @@ def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], princ
     if tool is None:
         raise DirectCallFailed("unknown_tool", name)
     call = Call(server, ClientState(), "tools/call", {"name": name, "arguments": arguments}, principal=principal)
+    call.component = tool
     try:
-        kwargs = load_arguments(call, tool, arguments)
+        loaded = check_arguments(call, tool, arguments)
     except ma.ValidationError as exc:
         raise DirectCallFailed("invalid_arguments", describe_validation_error(exc)) from None
     except MCPError as exc:
@@ -220,7 +258,7 @@ def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], princ
             raise DirectCallFailed(_POLICY_REASONS[exc.code], exc.message, exc.data) from None
         raise
     try:
-        value = run_tool(call, tool, kwargs)
+        value = execute_tool(call, tool, loaded, arguments.keys())
     except MCPError as exc:
         if exc.code not in _POLICY_REASONS:
             raise DirectCallFailed("tool_error", describe_exception(exc, expose=server.expose_errors)) from None

@@ -38,6 +38,7 @@ from ..results.spill import ResultStore
 from . import modern
 from .client import Call, ClientState
 from .context import Channel
+from .hooks import Hooks
 from .methods import HANDLERS, MODERN_HANDLERS, NOTIFICATION_HANDLERS
 from .rounds import ROUND_METHODS, InputRequired, Round, Sealer
 
@@ -179,6 +180,8 @@ class Server:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: CacheScope = cache_scope
         self._meta_server_info: dict[str, t.Any] | None = None
+        #: The before/after/error hooks of calls (:mod:`flask_mcp.core.hooks`); the extension shares its own.
+        self.hooks = Hooks()
 
     def current_request(self) -> t.Any:
         """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""

@@ -13,9 +13,11 @@ import secrets
 import time
 import typing as t
 
+from flask import current_app, has_app_context
 from flask_caching import Cache
 
 from ..core.client import ClientState
+from ..core.hooks import session_ended
 from .lock import store_lock
 
 __all__ = ["CacheSubscriptions", "Session", "SessionStore"]
@@ -127,6 +129,7 @@ class SessionStore:
         now = self.clock()
         created = record.get("_c", now)
         if self.max_age is not None and now - created > self.max_age:
+            self._expire(session_id, owner)
             return None
         session = Session(session_id, ClientState.from_dict(record), owner, created, along)
         session.state.subscriptions = self.subscriptions(session_id)
@@ -161,6 +164,13 @@ class SessionStore:
             return False
         self.cache.delete_many(key, _SUBSCRIPTIONS_KEY + session_id)
         return True
+
+    def _expire(self, session_id: str, owner: str | None) -> None:
+        # Past MCP_SESSION_MAX_AGE: gone for good, and said once (the record goes with it).
+        self.cache.delete_many(_KEY + session_id, _SUBSCRIPTIONS_KEY + session_id)
+        if session_ended.receivers:
+            sender = current_app._get_current_object() if has_app_context() else self  # type: ignore[attr-defined]
+            session_ended.send(sender, session_id=session_id, principal=None, owner=owner, reason="expired")
 
     def subscriptions(self, session_id: str) -> CacheSubscriptions:
         """The resource subscriptions of session *session_id*, kept next to it in the cache."""

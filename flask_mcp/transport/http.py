@@ -22,6 +22,7 @@ from flask import Response, current_app, request
 
 from ..auth.gate import Unauthorized
 from ..core.client import ClientState
+from ..core.hooks import session_ended, session_started
 from ..globals import current_state
 from ..policies.ratelimit import caller_key
 from ..protocol import jsonrpc
@@ -261,7 +262,14 @@ def _initialize(
     response = t.cast(dict[str, t.Any], state.server.handle(message, client, principal=principal))
     headers = {}
     if "result" in response and state.sessions is not None:
-        headers[SESSION_HEADER] = state.sessions.create(client, _owner(principal))
+        headers[SESSION_HEADER] = session_id = state.sessions.create(client, _owner(principal))
+        if session_started.receivers:
+            session_started.send(
+                current_app._get_current_object(),  # type: ignore[attr-defined]
+                session_id=session_id,
+                principal=principal,
+                client_info=client.client_info,
+            )
     return Response(state.server.serialize(response), headers=headers, content_type=JSON_CONTENT_TYPE)
 
 
@@ -313,4 +321,12 @@ def _delete(state: MCPState, environ: WSGIEnvironment, principal: Principal | No
         return error_response(400, f"Bad Request: missing {SESSION_HEADER} header")
     if state.sessions is None or not state.sessions.delete(session_id, _owner(principal)):
         return _session_not_found(state, session_id, None)
+    if session_ended.receivers:
+        session_ended.send(
+            current_app._get_current_object(),  # type: ignore[attr-defined]
+            session_id=session_id,
+            principal=principal,
+            owner=_owner(principal),
+            reason="deleted",
+        )
     return Response(status=204)

@@ -9,9 +9,11 @@ import marshmallow as ma
 from ...protocol.errors import describe_validation_error
 from ...protocol.jsonrpc import INVALID_PARAMS, MCPError
 from ...results.convert import prompt_messages
+from ..hooks import prompt_got
 from .listing import list_page
 
 if t.TYPE_CHECKING:
+    from ...components.model import Prompt
     from ..client import Call
 
 
@@ -35,9 +37,18 @@ def get_prompt(call: Call) -> dict[str, t.Any]:
         raise MCPError(
             INVALID_PARAMS, f"Invalid arguments for prompt {name}: {describe_validation_error(exc)}"
         ) from None
-    if prompt.context_param:
-        kwargs[prompt.context_param] = call.context()
-    result: dict[str, t.Any] = {"messages": prompt_messages(call.server.invoke(prompt.func, kwargs))}
+    hooks = call.server.hooks
+    if hooks.engaged(prompt_got):
+        value = hooks.run(call, "prompt", name, kwargs, lambda args: _invoke(call, prompt, args), prompt_got)
+    else:
+        value = _invoke(call, prompt, kwargs)
+    result: dict[str, t.Any] = {"messages": prompt_messages(value)}
     if prompt.description:
         result["description"] = prompt.description
     return result
+
+
+def _invoke(call: Call, prompt: Prompt, kwargs: dict[str, t.Any]) -> t.Any:
+    if prompt.context_param:
+        kwargs = {**kwargs, prompt.context_param: call.context()}
+    return call.server.invoke(prompt.func, kwargs)

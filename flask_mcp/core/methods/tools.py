@@ -14,7 +14,7 @@ from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MCPError
 from ...results.convert import tool_result
 from ...results.formats import ErrorType, error_result
 from ...results.spill import spill_uri
-from ..calls import load_arguments, run_tool
+from ..calls import check_arguments, execute_tool
 from ..input_requests import InputError
 from .listing import list_page
 
@@ -71,7 +71,7 @@ def call_tool(call: Call) -> dict[str, t.Any]:
     call.component = tool
     policy = tool.resolved
     try:
-        kwargs = load_arguments(call, tool, arguments)
+        loaded = check_arguments(call, tool, arguments)
     except ma.ValidationError as exc:
         return error_result(
             f"Invalid arguments: {_describe_arguments_error(exc)}",
@@ -82,7 +82,7 @@ def call_tool(call: Call) -> dict[str, t.Any]:
             error_format=policy.error_format,
         )
     try:
-        value = run_tool(call, tool, kwargs)
+        value = execute_tool(call, tool, loaded, arguments.keys())
     except Exception as exc:
         if isinstance(exc, InputError) and call.round is not None:
             raise  # the modern era's protocol error (-32021, -32602), not a failure of the tool
