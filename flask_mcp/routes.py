@@ -10,15 +10,21 @@ client, and the route keeps working for them unchanged. The MCP caller's
 request. A 2xx answer is the tool's result (parsed JSON, or text); any other
 status is an error result carrying the view's message.
 
-How arguments map (one ``inputSchema``, no collisions):
+How arguments map (one ``inputSchema``, no name used twice):
 
 * each variable of the URL rule is an argument of its name, typed by its
   converter (``<int:id>`` an integer, ``<uuid:key>`` a UUID, others strings);
-* with a schema given at exposure, its fields are the rest of the arguments,
-  sent as the query string for ``GET``/``DELETE`` and as the JSON body for
-  ``POST``/``PUT``/``PATCH``; a field named like a URL variable is refused;
-* without one, ``query`` (an object of strings) and, for the methods with a
-  body, ``body`` (any JSON value) carry them as they are.
+* the fields of the query and body schemas the view declares (flask-smorest's
+  ``@blp.arguments``/``@blp.paginate``, APIFlask's ``@app.input``: see
+  :mod:`flask_mcp.route_declarations`), or of a schema given at exposure
+  (the query's for ``GET``/``DELETE``, the body's otherwise), by their wire
+  names; a name declared twice is refused when the route is exposed;
+* with no query schema, for ``GET``/``DELETE``, ``query`` (an object of
+  strings) carries the query string as it is, and with no body schema, for
+  ``POST``/``PUT``/``PATCH``, ``body`` (any JSON value) the body.
+
+The arguments are checked against that JSON Schema and sent as they came:
+the route's own schemas load them, as they would an HTTP client's.
 """
 
 from __future__ import annotations
@@ -26,59 +32,97 @@ from __future__ import annotations
 import fnmatch
 import json
 import typing as t
+from urllib.parse import urlencode
 
 import marshmallow as ma
 from flask import Flask, current_app, has_request_context, request
-from marshmallow import fields
 from werkzeug.test import EnvironBuilder
 
 from .protocol.errors import ToolError
+from .route_declarations import Declared, declared_arguments
+from .schemas.json_schema import schema_to_json_schema
 
 if t.TYPE_CHECKING:
     from werkzeug.routing import Rule
 
     from .extension import MCP
 
-__all__ = ["BODY_METHODS", "FORWARDED_HEADERS", "dispatch", "expose_routes", "route_arguments"]
+__all__ = ["BODY_METHODS", "FORWARDED_HEADERS", "RouteArguments", "dispatch", "expose_routes", "route_arguments"]
 
 #: Methods whose arguments travel as a JSON body; the others' as the query string.
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 #: Request headers of the MCP caller handed on to the route: its credentials.
 FORWARDED_HEADERS = ("Authorization", "Cookie")
-#: URL converters and the fields their values load with.
-_CONVERTER_FIELDS: dict[str, type[fields.Field[t.Any]]] = {
-    "IntegerConverter": fields.Integer,
-    "FloatConverter": fields.Float,
-    "UUIDConverter": fields.UUID,
+#: URL converters and the JSON Schema of their values.
+_CONVERTER_TYPES: dict[str, dict[str, t.Any]] = {
+    "IntegerConverter": {"type": "integer"},
+    "FloatConverter": {"type": "number"},
+    "UUIDConverter": {"type": "string", "format": "uuid"},
 }
 
 
-def route_arguments(rule: Rule, method: str, schema: type[ma.Schema] | None = None) -> type[ma.Schema]:
-    """The schema of a route tool's arguments: the rule's variables, then *schema*'s fields or ``query``/``body``.
+class RouteArguments(t.NamedTuple):
+    """A route tool's ``inputSchema`` and where each of its arguments is sent."""
 
-    :raises ValueError: a field of *schema* is named like a variable of the rule.
+    #: The JSON Schema of the arguments.
+    schema: dict[str, t.Any]
+    #: Names of the URL rule's variables.
+    path: frozenset[str]
+    #: Names sent as query string parameters (``query`` itself, when free-form, is spread).
+    query: frozenset[str]
+    #: Names sent as the JSON body's members; ``None`` when the free-form ``body`` argument is the body.
+    body: frozenset[str] | None
+
+
+def route_arguments(rule: Rule, method: str, declared: Declared | None = None) -> RouteArguments:
+    """The arguments of the tool for *rule* and *method*, given the schemas the view *declared*.
+
+    :raises ValueError: a name is declared twice (URL variable, query or body field).
     """
-    declared: dict[str, fields.Field[t.Any]] = {}
+    declared = declared or Declared()
+    properties: dict[str, t.Any] = {}
+    required: list[str] = []
+    defs: dict[str, t.Any] = {}
+    places: dict[str, str] = {}
+
+    def add(name: str, schema: dict[str, t.Any], place: str, is_required: bool) -> None:
+        if name in places:
+            raise ValueError(
+                f"route {rule.endpoint!r}: {name!r} is declared both as a {places[name]} and a {place} argument"
+            )
+        places[name] = place
+        properties[name] = schema
+        if is_required:
+            required.append(name)
+
     for variable in sorted(rule.arguments):
         converter = type(rule._converters[variable]).__name__  # werkzeug keeps them per rule, by variable
-        declared[variable] = _CONVERTER_FIELDS.get(converter, fields.String)(
-            required=True, metadata={"description": f"The {variable} part of the URL {rule.rule}."}
-        )
-    if schema is not None:
-        own = schema().fields
-        clash = sorted(set(own) & set(declared))
-        if clash:
-            raise ValueError(
-                f"route {rule.endpoint!r}: schema field(s) {', '.join(clash)} clash with its URL variables"
-            )
-        declared.update({name: field for name, field in own.items() if not field.dump_only})
-    else:
-        declared["query"] = fields.Dict(
-            keys=fields.String(), values=fields.String(), metadata={"description": "Query string parameters."}
-        )
-        if method in BODY_METHODS:
-            declared["body"] = fields.Raw(allow_none=True, metadata={"description": "The JSON body."})
-    return ma.Schema.from_dict(declared, name=f"{rule.endpoint}_{method.lower()}_arguments")
+        described = {"description": f"The {variable} part of the URL {rule.rule}."}
+        add(variable, {**_CONVERTER_TYPES.get(converter, {"type": "string"}), **described}, "path", True)
+    for place, schemas in (("query", declared.query), ("body", (declared.body,) if declared.body else ())):
+        for declaration in schemas:
+            converted = schema_to_json_schema(declaration, "input")
+            defs.update(converted.get("$defs", {}))
+            for name, prop in converted.get("properties", {}).items():
+                add(name, prop, place, name in converted.get("required", ()))
+    if not declared.query and method not in BODY_METHODS:
+        add("query", {"type": "object", "additionalProperties": {"type": "string"}}, "query", False)
+        properties["query"]["description"] = "Query string parameters."
+    free_body = method in BODY_METHODS and declared.body is None
+    if free_body:
+        add("body", {"description": "The JSON body."}, "body", False)
+    json_schema: dict[str, t.Any] = {"type": "object", "properties": properties}
+    if required:
+        json_schema["required"] = required
+    if defs:
+        json_schema["$defs"] = defs
+    body = None if free_body else frozenset(n for n, p in places.items() if p == "body")
+    return RouteArguments(
+        json_schema,
+        frozenset(n for n, p in places.items() if p == "path"),
+        frozenset(n for n, p in places.items() if p == "query"),
+        body,
+    )
 
 
 def expose_routes(
@@ -87,7 +131,7 @@ def expose_routes(
     endpoints: t.Iterable[str] = ("*",),
     *,
     exclude: t.Iterable[str] = (),
-    schemas: t.Mapping[str, type[ma.Schema]] | None = None,
+    schemas: t.Mapping[str, type[ma.Schema] | ma.Schema] | None = None,
     **options: t.Any,
 ) -> list[str]:
     """Register *app*'s routes whose endpoint matches *endpoints* (and no *exclude*) as tools of *mcp*.
@@ -98,17 +142,20 @@ def expose_routes(
     ``<endpoint>_<method>``; one method, ``<endpoint>`` (dots become ``_``).
     The view's docstring is the description.
 
-    :param schemas: the arguments' schema by endpoint (the query or body fields).
+    :param schemas: by endpoint, the schema of the arguments a plain view
+        reads (the query string's for ``GET``/``DELETE``, the body's
+        otherwise), in place of what the view declares.
     :param options: further :meth:`~flask_mcp.MCP.tool` options for every tool
         (``permissions``, ``annotations``...).
     :returns: the names of the tools registered.
+    :raises ValueError: a pattern matches no route, or a route declares a name twice.
     """
     patterns, excluded, schemas = tuple(endpoints), tuple(exclude), schemas or {}
-    own = {rule.endpoint for rule in app.url_map.iter_rules() if rule.endpoint.startswith(f"{mcp.blueprint.name}.")}
+    own_prefix = f"{mcp.blueprint.name}."
     names: list[str] = []
     for rule in app.url_map.iter_rules():
         endpoint = rule.endpoint
-        if endpoint == "static" or endpoint in own:
+        if endpoint == "static" or endpoint.startswith(own_prefix):
             continue
         if not any(fnmatch.fnmatchcase(endpoint, p) for p in patterns) or any(
             fnmatch.fnmatchcase(endpoint, p) for p in excluded
@@ -117,33 +164,47 @@ def expose_routes(
         methods = sorted((rule.methods or {"GET"}) - {"HEAD", "OPTIONS"})
         view = app.view_functions[endpoint]
         for method in methods:
+            declared = declared_arguments(view)
+            given = schemas.get(endpoint)
+            if given is not None:
+                instance = given() if isinstance(given, type) else given
+                declared = Declared(declared.query, instance) if method in BODY_METHODS else Declared((instance,))
+            arguments = route_arguments(rule, method, declared)
             name = endpoint.replace(".", "_") + (f"_{method.lower()}" if len(methods) > 1 else "")
             description = (view.__doc__ or f"{method} {rule.rule}").strip()
-            call = _route_call(endpoint, method, set(rule.arguments))
-            mcp.tool(
-                name=name,
-                description=description,
-                input_schema=route_arguments(rule, method, schemas.get(endpoint)),
-                **options,
-            )(call)
+            mcp.tool(name=name, description=description, input_schema=arguments.schema, **options)(
+                _route_call(endpoint, method, arguments)
+            )
             names.append(name)
+    if not names:
+        raise ValueError(f"no route of the app matches {', '.join(patterns)}")
     return names
 
 
-def _route_call(endpoint: str, method: str, variables: set[str]) -> t.Callable[..., t.Any]:
-    def call_route(**arguments: t.Any) -> t.Any:
-        path_values = {name: arguments.pop(name) for name in variables}
-        query = arguments.pop("query", None) or {}
-        body = arguments.pop("body", None)
-        if arguments:  # a schema's fields
-            if method in BODY_METHODS:
-                body = json.loads(json.dumps(arguments, default=str))
-            else:
-                query = {**query, **{key: str(value) for key, value in arguments.items() if value is not None}}
-        return dispatch(current_app._get_current_object(), endpoint, method, path_values, query, body)  # type: ignore[attr-defined]
+def _route_call(endpoint: str, method: str, arguments: RouteArguments) -> t.Callable[..., t.Any]:
+    def call_route(**values: t.Any) -> t.Any:
+        path = {name: values[name] for name in arguments.path if name in values}
+        query: list[tuple[str, str]] = []
+        for name in arguments.query:
+            if name == "query" and isinstance(values.get(name), dict):
+                query += [(key, str(value)) for key, value in values[name].items()]
+            elif values.get(name) is not None:
+                query += _query_pairs(name, values[name])
+        if arguments.body is None:
+            body = values.get("body")
+        else:
+            body = {name: values[name] for name in arguments.body if name in values} if arguments.body else None
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        return dispatch(app, endpoint, method, path, query, body)
 
     call_route.__name__ = f"call_{endpoint.replace('.', '_')}_{method.lower()}"
     return call_route
+
+
+def _query_pairs(name: str, value: t.Any) -> list[tuple[str, str]]:
+    # Lists repeat the parameter (webargs' and werkzeug's reading); JSON spells booleans.
+    values = value if isinstance(value, list) else [value]
+    return [(name, json.dumps(item) if isinstance(item, bool) else str(item)) for item in values]
 
 
 def dispatch(
@@ -151,7 +212,7 @@ def dispatch(
     endpoint: str,
     method: str,
     path_values: t.Mapping[str, t.Any],
-    query: t.Mapping[str, str],
+    query: t.Sequence[tuple[str, str]] = (),
     body: t.Any = None,
 ) -> t.Any:
     """Have *app* handle the request for *endpoint* in a context of its own; the 2xx answer's value.
@@ -165,7 +226,7 @@ def dispatch(
         path=path,
         base_url=request.host_url.rstrip("/") + request.script_root if outer else None,
         method=method,
-        query_string=dict(query),
+        query_string=urlencode(list(query)),
         headers=headers,
         json=body if method in BODY_METHODS and body is not None else None,
     )

@@ -10,6 +10,7 @@ from flask import Blueprint, Flask, abort, g, jsonify, request
 from marshmallow import fields
 
 from flask_mcp import MCP
+from flask_mcp.route_declarations import Declared
 from flask_mcp.routes import expose_routes, route_arguments
 
 NOTES: dict[int, str] = {}
@@ -123,5 +124,11 @@ def test_a_schema_field_named_like_a_url_variable_is_refused() -> None:
         note_id = fields.Integer()
 
     rule = next(rule for rule in create_app(MCP(name="x")).url_map.iter_rules() if rule.endpoint == "notes.get_note")
-    with pytest.raises(ValueError, match="note_id clash with its URL variables"):
-        route_arguments(rule, "GET", Clashing)
+    with pytest.raises(ValueError, match="'note_id' is declared both as a path and a query argument"):
+        route_arguments(rule, "GET", Declared((Clashing(),)))
+
+
+def test_a_pattern_that_matches_nothing_is_refused() -> None:
+    mcp = MCP(name="x")
+    with pytest.raises(ValueError, match="no route of the app matches notse"):
+        expose_routes(mcp, create_app(mcp), ["notse.*"])
