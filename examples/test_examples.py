@@ -558,3 +558,47 @@ def test_tasks_app_demo_tokens(tasks_app: ModuleType) -> None:
     assert created["owner"] == tasks_app.DEMO_TOKENS[writer_token]["subject"]
     [content] = writer.read_resource(f"tasks://{created['id']}")
     assert json.loads(content["text"]) == created
+
+
+# -- smorest_app: a flask-smorest API's endpoints as tools, under the app's own auth -------------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def bookshop_url() -> t.Iterator[str]:
+    from tests.conftest import LiveServer
+
+    module = load_example("smorest_app")
+    module.seed()
+    with LiveServer(module.app) as server:
+        yield server.url + "/mcp"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+async def test_smorest_app_with_the_official_client(bookshop_url: str, mode: t.Any) -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with Client(bookshop_url, mode=mode) as anonymous:
+        names = {tool.name for tool in (await anonymous.list_tools()).tools}
+        assert names == {"books_list_books", "books_get_book", "books_add_book", "admin_stats"}
+        page = await anonymous.call_tool("books_list_books", {"author": "George Eliot", "page_size": 1})
+        assert not page.is_error and page.structured_content is not None
+        assert [book["title"] for book in page.structured_content["result"]] == ["Middlemarch"]
+        refused = await anonymous.call_tool("books_add_book", {"title": "Emma", "author": "Jane Austen"})
+        assert refused.is_error and "401" in refused.content[0].text  # type: ignore[union-attr]
+        assert (await anonymous.call_tool("admin_stats", {})).is_error
+    headers = {"Authorization": "Bearer librarian-token"}
+    http = httpx2.AsyncClient(headers=headers)
+    async with http, Client(streamable_http_client(bookshop_url, http_client=http), mode=mode) as librarian:
+        added = await librarian.call_tool("books_add_book", {"title": "Emma", "author": "Jane Austen"})
+        assert not added.is_error
+        assert added.structured_content == {"id": 4, "title": "Emma", "author": "Jane Austen", "year": None}
+        stats = await librarian.call_tool("admin_stats", {})
+        assert stats.structured_content == {"books": 4, "authors": 2, "by": "ada"}

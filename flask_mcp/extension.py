@@ -133,7 +133,7 @@ class MCP(RuntimeChanges):
         self.registry = Registry()
         self.loaders = []
         self._loaders_ran = False
-        self.registry.on_change(self._announce_change)
+        self.registry.on_register(self._announce_change)
         # The before_call/after_call/on_error hooks, shared by every app's server.
         self._hooks = Hooks(sender=current_sender)
         #: The blueprint serving the endpoint. :meth:`init_app` registers it,

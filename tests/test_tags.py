@@ -10,7 +10,17 @@ from flask import Flask
 from flask_mcp import MCP
 from flask_mcp.components.build import TAGS_META
 from flask_mcp.stores.events import BROADCAST
-from flask_mcp.testing import MCPTestClient
+from flask_mcp.testing import MCPTestClient, SchemaValidator
+from tests.conftest import LiveServer
+from tests.transport.test_listen import (
+    PROMPTS_CHANGED,
+    RESOURCES_CHANGED,
+    TOOLS_CHANGED,
+    Endpoint,
+    acknowledged,
+    build_mcp,
+    changes,
+)
 
 ERAS = ["handshake", "modern"]
 
@@ -60,7 +70,7 @@ def connect(make_client: t.Callable[..., MCPTestClient], app: Flask, era: str) -
     return client
 
 
-def served(client: MCPTestClient) -> dict[str, list[str]]:
+def serving(client: MCPTestClient) -> dict[str, list[str]]:
     return {
         "tools": [tool["name"] for tool in client.list_tools()],
         "resources": [resource["uri"] for resource in client.list_resources()],
@@ -99,7 +109,7 @@ def test_include_tags_serve_only_the_tagged(
 ) -> None:
     app = make_app(tagged_server(include_tags=["public"]))
     client = connect(make_client, app, era)
-    assert served(client) == {"tools": ["add"], "resources": ["data://public"], "templates": [], "prompts": ["greet"]}
+    assert serving(client) == {"tools": ["add"], "resources": ["data://public"], "templates": [], "prompts": ["greet"]}
     assert client.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}
     error = client.error("tools/call", {"name": "plain", "arguments": {}})
     assert error["code"] == -32602 and "plain" in error["message"]
@@ -116,7 +126,7 @@ def test_exclude_tags_from_the_config(
 ) -> None:
     app = make_app(tagged_server(), MCP_EXCLUDE_TAGS="admin")
     client = connect(make_client, app, era)
-    assert served(client) == {
+    assert serving(client) == {
         "tools": ["add", "plain"],
         "resources": ["data://public"],
         "templates": [],
@@ -131,10 +141,10 @@ def test_exclusion_wins_and_the_constructor_wins_over_the_config(
     server = tagged_server(include_tags=["public", "admin"], exclude_tags=["math"])
     app = make_app(server, MCP_INCLUDE_TAGS=["nothing"], MCP_EXCLUDE_TAGS=["public"])
     client = connect(make_client, app, "handshake")
-    assert served(client)["tools"] == ["wipe"]
+    assert serving(client)["tools"] == ["wipe"]
     server.tool(name="late_public", tags=["public"])(lambda: "late")  # registered later: filtered the same way
     server.tool(name="late_plain")(lambda: "late")
-    assert served(client)["tools"] == ["wipe", "late_public"]
+    assert serving(client)["tools"] == ["wipe", "late_public"]
 
 
 def test_excluded_tools_are_absent_from_rest_and_openapi(make_app: t.Callable[..., Flask]) -> None:
@@ -166,7 +176,7 @@ def test_remove_each_kind_and_announce_it(
         server.remove_resource("data://secret")
         server.remove_template("users://{user_id}")
         server.remove_prompt("audit")
-    assert served(client) == {
+    assert serving(client) == {
         "tools": ["add", "plain"],
         "resources": ["data://public"],
         "templates": [],
@@ -187,12 +197,22 @@ def test_remove_each_kind_and_announce_it(
     assert client.call_tool("wipe")["content"] == [{"type": "text", "text": "again"}]
 
 
-def test_removed_tools_answer_404_on_rest(make_app: t.Callable[..., Flask]) -> None:
+def test_removed_and_disabled_tools_leave_rest_and_openapi(make_app: t.Callable[..., Flask]) -> None:
     server = tagged_server()
     app = make_app(server)
+    http = app.test_client()
+
+    def documented() -> set[str]:
+        paths = t.cast(dict[str, t.Any], http.get("/mcp/rest/openapi.json").json)["paths"]
+        return {path.rpartition("/")[2] for path in paths if "/tools/" in path}
+
+    assert {"add", "plain"} <= documented()  # built and cached
     with app.app_context():
         server.remove_tool("add")
-    assert app.test_client().post("/mcp/rest/tools/add", json={"a": 1, "b": 1}).status_code == 404
+        server.disable("plain")
+    assert http.post("/mcp/rest/tools/add", json={"a": 1, "b": 1}).status_code == 404
+    assert http.post("/mcp/rest/tools/plain", json={}).status_code == 404
+    assert documented() == {"wipe"}
 
 
 def test_remove_at_import_time_drops_it_everywhere(make_app: t.Callable[..., Flask]) -> None:
@@ -214,7 +234,7 @@ def test_disable_and_enable_a_template(
     client = connect(make_client, app, era)
     with app.app_context():
         server.disable("users://{user_id}", kind="template")
-    assert served(client)["templates"] == []
+    assert serving(client)["templates"] == []
     assert client.error("resources/read", {"uri": "users://7"})
     with app.app_context():
         server.enable("users://{user_id}", kind="template")
@@ -231,4 +251,24 @@ def test_a_disabled_excluded_component_stays_out(
     with app.app_context():
         server.disable("wipe")
         server.enable("wipe")
-    assert "wipe" not in served(client)["tools"]
+    assert "wipe" not in serving(client)["tools"]
+
+
+def test_a_removal_reaches_modern_listen_streams(
+    make_app: t.Callable[..., Flask], modern_schema_checker: SchemaValidator
+) -> None:
+    """In the modern era the change arrives on ``subscriptions/listen`` streams."""
+    wanted = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
+    server = build_mcp()
+    app = make_app(server)
+    with LiveServer(app) as live, Endpoint(f"{live.url}/mcp").listen("watch", wanted) as stream:
+        acknowledged(modern_schema_checker, stream, "watch")
+        with app.app_context():
+            server.remove_tool("search")
+            server.remove_prompt("greet")
+            server.remove_resource("notes://2")
+        assert changes(modern_schema_checker, stream, "watch", 3) == [
+            (TOOLS_CHANGED, None),
+            (PROMPTS_CHANGED, None),
+            (RESOURCES_CHANGED, None),
+        ]

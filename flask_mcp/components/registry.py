@@ -100,6 +100,7 @@ class Registry:
         self._listings: dict[Kind, list[dict[str, t.Any]]] = {}
         self._results: dict[tuple[Kind, int, int | None], jsonrpc.Encoded] = {}
         self._listeners: list[t.Callable[[Kind], None]] = []
+        self._registration_listeners: list[t.Callable[[Kind], None]] = []
         self._guards: dict[Kind, tuple[int, bool, bool]] = {}
         self._hints: dict[Kind, tuple[int | None, bool, bool]] = {}
         #: Every registered component by kind and key, served or hidden, in registration order.
@@ -111,8 +112,15 @@ class Registry:
         self._tool_defaults: ToolDefaults | None = None
 
     def on_change(self, listener: t.Callable[[Kind], None]) -> None:
-        """Call *listener* with the kind of every component registered from now on."""
+        """Call *listener* with the kind whenever what is served of it changes from now on.
+
+        A registration, :meth:`hide`, :meth:`discard` or :meth:`configure_tags`.
+        """
         self._listeners.append(listener)
+
+    def on_register(self, listener: t.Callable[[Kind], None]) -> None:
+        """Call *listener* with the kind of every component registered from now on."""
+        self._registration_listeners.append(listener)
 
     def configure_tools(self, defaults: ToolDefaults) -> None:
         """Apply the server-wide tool defaults (``MCP_*`` keys) to every tool, now and later.
@@ -185,7 +193,7 @@ class Registry:
         if (kind, key) not in self._hidden and self.selected(component):
             table[key] = component
         self._changed(kind)
-        for listener in self._listeners:
+        for listener in self._registration_listeners:
             listener(kind)
 
     def _changed(self, kind: Kind) -> None:
@@ -193,6 +201,8 @@ class Registry:
         self._results = {k: v for k, v in self._results.items() if k[0] != kind}
         self._guards.pop(kind, None)
         self._hints.pop(kind, None)
+        for listener in self._listeners:
+            listener(kind)
 
     def cache_hints(self, kind: Kind) -> tuple[int | None, bool, bool]:
         """What the served components of *kind* say about caching their listing.
