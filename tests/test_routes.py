@@ -132,3 +132,32 @@ def test_a_pattern_that_matches_nothing_is_refused() -> None:
     mcp = MCP(name="x")
     with pytest.raises(ValueError, match="no route of the app matches notse"):
         expose_routes(mcp, create_app(mcp), ["notse.*"])
+
+
+def test_a_flask_login_protected_view_answers_the_callers_token(make_client: t.Any) -> None:
+    flask_login = pytest.importorskip("flask_login")
+    mcp = MCP(name="login")
+    app = Flask("login_app")
+    app.config.update(TESTING=True, SECRET_KEY="test")
+    manager = flask_login.LoginManager(app)
+
+    class User(flask_login.UserMixin):
+        def __init__(self, user_id: str) -> None:
+            self.id = user_id
+
+    @manager.request_loader
+    def from_header(req: t.Any) -> User | None:
+        return User("ada") if req.headers.get("Authorization") == "Bearer ada-token" else None
+
+    @app.get("/me")
+    @flask_login.login_required
+    def me() -> dict[str, str]:
+        """Who is calling."""
+        return {"user": flask_login.current_user.id}
+
+    mcp.init_app(app)
+    expose_routes(mcp, app, ["me"])
+    signed_in = make_client(app, era="modern", headers={"Authorization": "Bearer ada-token"})
+    assert signed_in.call_tool("me")["structuredContent"] == {"user": "ada"}
+    refused = make_client(app, era="modern").call_tool("me")
+    assert refused["isError"] is True and "401 UNAUTHORIZED" in refused["content"][0]["text"]
