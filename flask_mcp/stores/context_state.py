@@ -46,7 +46,11 @@ class CacheStateStore:
         if not isinstance(record, dict):
             return {}
         now = self.clock()
-        return {key: entry for key, entry in record.items() if isinstance(entry, list) and entry[1] > now}
+        return {
+            key: entry
+            for key, entry in record.items()
+            if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and entry[1] > now
+        }
 
     def get(self, scope: str, key: str) -> str | None:
         """The text under *key*, unless it expired."""
