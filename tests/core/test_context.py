@@ -320,3 +320,25 @@ def test_state_of_an_anonymous_caller_or_without_a_store_says_why() -> None:
     with pytest.raises(StateUnavailable, match="state store"):
         storeless.set("k", 1)
     assert state_of(MemoryStore(), Principal("ada")).available
+
+
+def test_a_nested_read_that_asks_for_input_fails_in_the_modern_era(
+    mcp: t.Any, make_app: t.Any, make_client: t.Any
+) -> None:
+    """The question cannot travel in the outer request's round: the read raises -32603, saying why."""
+
+    @mcp.resource("ask://{name}")
+    def asking(name: str, ctx: Context) -> str:
+        return str(ctx.elicit("Sure?", {"type": "object", "properties": {}}).action)
+
+    @mcp.tool
+    def outer(ctx: Context) -> str:
+        try:
+            ctx.read_resource("ask://x")
+        except MCPError as exc:
+            return f"{exc.code} {exc.message}"
+        return "read"
+
+    client = make_client(make_app(mcp), era="modern", capabilities={"elicitation": {}})
+    text = client.call_tool("outer")["content"][0]["text"]
+    assert text == "-32603 resource ask://x asks for input, which a nested read cannot forward"
