@@ -8,9 +8,9 @@ import typing as t
 from flask import Blueprint, Flask, Response
 from flask.blueprints import BlueprintSetupState
 from flask_caching import Cache
-from flask_caching.backends import NullCache
 from werkzeug.exceptions import HTTPException
 
+from . import caches
 from .auth import AuthBackend
 from .cli import mcp_group
 from .components.build import (
@@ -172,8 +172,9 @@ class MCP(RuntimeChanges):
                 return
             raise RuntimeError("another MCP extension is already set up on this app")
         settings = Settings.from_app(app)
-        session_cache = self._session_cache(app, settings)
-        state = build_state(self, app, settings, session_cache, self._ephemeral_cache(app, settings, session_cache))
+        session_cache = caches.session_cache(app, settings, self.cache)
+        ephemeral = caches.ephemeral_cache(app, settings, session_cache, given=self.cache, own=self.ephemeral_cache)
+        state = build_state(self, app, settings, session_cache, ephemeral)
         state.server.hooks = self._hooks
         if getattr(self, "auth", None) is not None or app.config.get("MCP_AUTH_TOKENS"):
             strict = settings.require_permissions or self._unprotected_tools == "error"
@@ -200,47 +201,6 @@ class MCP(RuntimeChanges):
         # ``flask mcp ...``; an app's own "mcp" command wins.
         if "mcp" not in app.cli.commands:
             app.cli.add_command(mcp_group)
-
-    def _session_cache(self, app: Flask, settings: Settings) -> Cache:
-        cache = self.cache
-        if cache is None:
-            cache = Cache()
-            cache.init_app(app, config=settings.cache_config)
-        return self._checked_cache(app, cache, settings.stateless)
-
-    @staticmethod
-    def _checked_cache(app: Flask, cache: Cache, stateless: bool = False) -> Cache:
-        backend = app.extensions.get("cache", {}).get(cache)
-        if backend is None:
-            raise RuntimeError("the Cache passed to MCP(cache=...) must be set up on the app first (cache.init_app)")
-        if isinstance(backend, NullCache) and not stateless:
-            raise RuntimeError(
-                "MCP sessions cannot live in a NullCache: set MCP_CACHE_TYPE (SimpleCache, RedisCache, ...) "
-                "or MCP_STATELESS = True"
-            )
-        return cache
-
-    def _ephemeral_cache(self, app: Flask, settings: Settings, session_cache: Cache) -> Cache:
-        """A cache of its own for short-lived entries, configured like the session cache.
-
-        Answers, cancellations, stream events, counters and spilled results
-        come and go with requests; kept apart from the sessions, no number of
-        them can push a session out (SimpleCache evicts per instance), and on
-        Redis a separate key prefix keeps them apart.
-        """
-        if self.ephemeral_cache is not None:
-            return self._checked_cache(app, self.ephemeral_cache, settings.stateless)
-        if self.cache is None:
-            config = dict(settings.cache_config)
-        else:
-            # A cache the app built: what init_app gave it, as flask-caching merges it.
-            config = {key: value for key, value in app.config.items() if key.startswith("CACHE_")}
-            config.update(getattr(session_cache, "config", None) or {})
-        config["CACHE_KEY_PREFIX"] = str(config.get("CACHE_KEY_PREFIX") or "") + "e:"
-        config.update(settings.ephemeral_cache_overrides)
-        cache = Cache()
-        cache.init_app(app, config=config)
-        return cache
 
     def _handle_exception(self, exc: Exception) -> Response:
         # Anything escaping the transport still answers in JSON, never an HTML page.

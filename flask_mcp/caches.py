@@ -1,0 +1,69 @@
+"""The two flask-caching caches an app's MCP state lives in: sessions, and short-lived entries.
+
+The session cache holds handshake sessions; the ephemeral cache, configured
+the same way unless ``MCP_EPHEMERAL_CACHE_*`` says otherwise, holds what
+comes and goes with requests (answers, cancellations, stream events,
+counters, spilled results). Kept apart, no number of short-lived entries can
+push a session out (SimpleCache evicts per instance), and on Redis a key
+prefix of their own keeps them apart.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from flask_caching import Cache
+from flask_caching.backends import NullCache
+
+if t.TYPE_CHECKING:
+    from flask import Flask
+
+    from .config import Settings
+
+__all__ = ["checked_cache", "ephemeral_cache", "session_cache"]
+
+
+def session_cache(app: Flask, settings: Settings, given: Cache | None) -> Cache:
+    """The cache of *app*'s sessions: *given* (``MCP(cache=...)``), or one built from ``MCP_CACHE_*``."""
+    cache = given
+    if cache is None:
+        cache = Cache()
+        cache.init_app(app, config=settings.cache_config)
+    return checked_cache(app, cache, settings.stateless)
+
+
+def checked_cache(app: Flask, cache: Cache, stateless: bool = False) -> Cache:
+    """*cache*, once it is known to be set up on *app* and able to hold sessions when they are needed.
+
+    :raises RuntimeError: the cache is not set up on the app, or is a NullCache for a server with sessions.
+    """
+    backend = app.extensions.get("cache", {}).get(cache)
+    if backend is None:
+        raise RuntimeError("the Cache passed to MCP(cache=...) must be set up on the app first (cache.init_app)")
+    if isinstance(backend, NullCache) and not stateless:
+        raise RuntimeError(
+            "MCP sessions cannot live in a NullCache: set MCP_CACHE_TYPE (SimpleCache, RedisCache, ...) "
+            "or MCP_STATELESS = True"
+        )
+    return cache
+
+
+def ephemeral_cache(app: Flask, settings: Settings, session: Cache, *, given: Cache | None, own: Cache | None) -> Cache:
+    """The cache of short-lived entries: *own* (``MCP(ephemeral_cache=...)``), or one configured like *session*.
+
+    :param given: the session cache the app passed (``MCP(cache=...)``), whose
+        configuration the ephemeral one then follows.
+    """
+    if own is not None:
+        return checked_cache(app, own, settings.stateless)
+    if given is None:
+        config = dict(settings.cache_config)
+    else:
+        # A cache the app built: what init_app gave it, as flask-caching merges it.
+        config = {key: value for key, value in app.config.items() if key.startswith("CACHE_")}
+        config.update(getattr(session, "config", None) or {})
+    config["CACHE_KEY_PREFIX"] = str(config.get("CACHE_KEY_PREFIX") or "") + "e:"
+    config.update(settings.ephemeral_cache_overrides)
+    cache = Cache()
+    cache.init_app(app, config=config)
+    return cache
