@@ -32,10 +32,11 @@ from __future__ import annotations
 import fnmatch
 import json
 import typing as t
+import weakref
 from urllib.parse import urlencode
 
 import marshmallow as ma
-from flask import Flask, current_app, has_request_context, request
+from flask import Flask, current_app, has_app_context, has_request_context, request
 from werkzeug.test import EnvironBuilder
 
 from .protocol.errors import ToolError
@@ -47,7 +48,17 @@ if t.TYPE_CHECKING:
 
     from .extension import MCP
 
-__all__ = ["BODY_METHODS", "FORWARDED_HEADERS", "RouteArguments", "dispatch", "expose_routes", "route_arguments"]
+__all__ = [
+    "BODY_METHODS",
+    "FORWARDED_HEADERS",
+    "RouteArguments",
+    "ViewRoute",
+    "dispatch",
+    "expose_routes",
+    "route_arguments",
+    "route_for",
+    "route_of",
+]
 
 #: Methods whose arguments travel as a JSON body; the others' as the query string.
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -198,6 +209,72 @@ def _route_call(endpoint: str, method: str, arguments: RouteArguments) -> t.Call
         return dispatch(app, endpoint, method, path, query, body)
 
     call_route.__name__ = f"call_{endpoint.replace('.', '_')}_{method.lower()}"
+    return call_route
+
+
+class ViewRoute(t.NamedTuple):
+    """The route a function serves as a view: its endpoint, URL variables and the method a tool call uses."""
+
+    endpoint: str
+    variables: frozenset[str]
+    method: str
+
+
+#: Per app: how many URL rules the table was built for, and function -> route.
+_view_routes: weakref.WeakKeyDictionary[Flask, tuple[int, dict[t.Callable[..., t.Any], ViewRoute]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def route_of(app: Flask, func: t.Callable[..., t.Any]) -> ViewRoute | None:
+    """The route *func* serves on *app* (as its view, or wrapped by the view's decorators); ``None`` if none.
+
+    A route serving ``GET`` is called with ``GET``, else with the first of
+    its methods. The table is built once per app and again whenever the app
+    gains routes, so ``@mcp.tool`` stacked above or below ``@app.route`` is
+    found either way.
+    """
+    size = len(app.url_map._rules)  # werkzeug's list of rules: grows with every route added
+    known = _view_routes.get(app)
+    if known is None or known[0] != size:
+        table: dict[t.Callable[..., t.Any], ViewRoute] = {}
+        for rule in app.url_map.iter_rules():
+            view = app.view_functions.get(rule.endpoint)
+            served = (rule.methods or {"GET"}) - {"HEAD", "OPTIONS"}
+            if view is None or not served:
+                continue
+            route = ViewRoute(rule.endpoint, frozenset(rule.arguments), "GET" if "GET" in served else min(served))
+            # The view and each function its decorators wrapped (functools.wraps' __wrapped__).
+            while view is not None and view not in table:
+                table[view] = route
+                view = getattr(view, "__wrapped__", None)
+        known = _view_routes[app] = (size, table)
+    return known[1].get(func)
+
+
+def route_for(func: t.Callable[..., t.Any]) -> t.Callable[..., t.Any] | None:
+    """What runs a tool whose function is also a view of the current app: its route; ``None`` for other tools.
+
+    The protocol core asks this for every call (``Server.route_for``): the
+    route takes all of the tool's validated arguments, the URL variables by
+    name and the rest as the query string (``GET``/``DELETE``) or JSON body.
+    """
+    if not has_app_context():
+        return None
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+    route = route_of(app, func)
+    if route is None:
+        return None
+
+    def call_route(**arguments: t.Any) -> t.Any:
+        path = {name: value for name, value in arguments.items() if name in route.variables}
+        rest = {name: value for name, value in arguments.items() if name not in route.variables}
+        if route.method in BODY_METHODS:
+            body = json.loads(json.dumps(rest, default=str)) if rest else None
+            return dispatch(app, route.endpoint, route.method, path, (), body)
+        query = [pair for name, value in rest.items() if value is not None for pair in _query_pairs(name, value)]
+        return dispatch(app, route.endpoint, route.method, path, query)
+
     return call_route
 
 

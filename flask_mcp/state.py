@@ -28,6 +28,7 @@ from .core.server import Server
 from .policies.ratelimit import CacheRateLimiter
 from .protocol.errors import NotFoundError, ToolError
 from .results.spill import CacheResultStore
+from .routes import route_for
 from .stores.admission import SessionAdmission
 from .stores.capacity import capacity_of, is_process_local
 from .stores.context_state import CacheStateStore
@@ -251,6 +252,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         page_size=settings.page_size,
         expose_errors=_app_is_debug if settings.mask_errors is None else not settings.mask_errors,
         invoke=_invoke_in_app,
+        route_for=route_for,
         client_request_timeout=settings.client_request_timeout,
         transaction=mcp.transaction,
         result_store=CacheResultStore(ephemeral),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import typing as t
 
 import marshmallow as ma
@@ -161,3 +162,91 @@ def test_a_flask_login_protected_view_answers_the_callers_token(make_client: t.A
     assert signed_in.call_tool("me")["structuredContent"] == {"user": "ada"}
     refused = make_client(app, era="modern").call_tool("me")
     assert refused["isError"] is True and "401 UNAUTHORIZED" in refused["content"][0]["text"]
+
+
+# -- @mcp.tool stacked on a route: the tool is the route ----------------------------------------------
+
+
+@pytest.mark.parametrize("tool_above", [True, False], ids=["tool above route", "route above tool"])
+def test_a_tool_stacked_on_a_route_goes_through_the_route(make_client: t.Any, tool_above: bool) -> None:
+    mcp = MCP(name="stacked")
+    app = Flask("stacked_app")
+    app.config.update(TESTING=True)
+    mcp.init_app(app)  # before the routes: they are found when the tool is called
+    seen: list[str] = []
+
+    @app.before_request
+    def note_the_request() -> None:
+        seen.append(f"{request.method} {request.full_path}")
+
+    def read(note_id: int) -> dict[str, t.Any]:
+        """Read a note in a format."""
+        return {"id": note_id, "format": request.args.get("format", "plain")}
+
+    def add() -> dict[str, t.Any]:
+        """Add a note."""
+        text = request.get_json()["text"]
+        return {"text": text, "length": len(text)}
+
+    read_route, add_route = app.get("/notes/<int:note_id>"), app.post("/notes")
+    add_schema = {"text": fields.String(required=True)}
+    if tool_above:
+        mcp.tool(read_route(read))
+        mcp.tool(input_schema=add_schema)(add_route(add))
+    else:
+        read_route(mcp.tool(read))
+        add_route(mcp.tool(input_schema=add_schema)(add))
+
+    client = make_client(app, era="modern")
+    # Views that read request.args and request.get_json() find the tool's arguments there.
+    assert client.call_tool("read", {"note_id": 7})["structuredContent"] == {"id": 7, "format": "plain"}
+    assert client.call_tool("add", {"text": "hi"})["structuredContent"] == {"text": "hi", "length": 2}
+    assert [entry for entry in seen if "/notes" in entry] == ["GET /notes/7?", "POST /notes?"]
+    # The routes still answer HTTP clients, and the REST surface calls the same route.
+    assert app.test_client().get("/notes/3?format=md").get_json() == {"id": 3, "format": "md"}
+    assert app.test_client().post("/mcp/rest/tools/add", json={"text": "abc"}).get_json() == {
+        "result": {"text": "abc", "length": 3}
+    }
+
+
+def test_a_stacked_tool_behind_a_login_decorator_answers_the_callers_token(make_client: t.Any) -> None:
+    mcp = MCP(name="stacked-auth")
+    app = Flask("stacked_auth")
+    app.config.update(TESTING=True)
+
+    def token_required(view: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
+        @functools.wraps(view)
+        def checked(**kwargs: t.Any) -> t.Any:
+            if request.headers.get("Authorization") != "Bearer app-token":
+                return jsonify(message="token needed"), 401
+            return view(**kwargs)
+
+        return checked
+
+    @app.get("/secret/<name>")
+    @token_required
+    @mcp.tool
+    def secret(name: str) -> dict[str, str]:
+        """A secret by name."""
+        return {"name": name, "secret": name[::-1]}
+
+    mcp.init_app(app)
+    assert make_client(app, era="modern", headers={"Authorization": "Bearer app-token"}).call_tool(
+        "secret", {"name": "abc"}
+    )["structuredContent"] == {"name": "abc", "secret": "cba"}
+    refused = make_client(app, era="modern").call_tool("secret", {"name": "abc"})
+    assert refused["isError"] is True and "401 UNAUTHORIZED: token needed" in refused["content"][0]["text"]
+
+
+def test_a_plain_tool_function_is_called_directly(make_client: t.Any) -> None:
+    """Only a function the app routes to goes through a route; others run as they always did."""
+    mcp = MCP(name="plain")
+
+    @mcp.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    app = Flask("plain_app")
+    app.config.update(TESTING=True)
+    mcp.init_app(app)
+    assert make_client(app, era="modern").call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"result": 3}

@@ -84,6 +84,16 @@ def execute_tool(call: Call, tool: Tool, loaded: t.Any, sent: t.Collection[str])
     :param sent: the argument names the caller gave.
     """
     hooks = call.server.hooks
+    route = call.server.route_for(tool.func) if call.server.route_for is not None else None
+    if route is not None:
+        # The function is also a route's view: the route gets every validated
+        # argument (path, query or body), not just the function's parameters.
+        def through_route(arguments: t.Any) -> t.Any:
+            return run_tool(call, tool, dict(arguments), route)
+
+        if not hooks.engaged(tool_called):
+            return through_route(loaded)
+        return hooks.run(call, "tool", tool.name, loaded, through_route, tool_called)
     if not hooks.engaged(tool_called):
         return run_tool(call, tool, tool.binder.bind(call, loaded, sent))
 
@@ -95,8 +105,8 @@ def execute_tool(call: Call, tool: Tool, loaded: t.Any, sent: t.Collection[str])
     return hooks.run(call, "tool", tool.name, loaded, handler, tool_called)
 
 
-def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any]) -> t.Any:
-    """Invoke *tool* through the server's invoker and return what it returned.
+def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any], func: t.Callable[..., t.Any] | None = None) -> t.Any:
+    """Invoke *tool* (or *func* in its place) through the server's invoker and return what it returned.
 
     An atomic tool runs inside the server's transaction hook; a tool with a
     time limit runs in a worker thread waited on for that long. An
@@ -108,7 +118,7 @@ def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any]) -> t.Any:
     server = call.server
 
     def run() -> t.Any:
-        return server.invoke(tool.func, kwargs)
+        return server.invoke(func or tool.func, kwargs)
 
     if tool.policy.atomic:
         plain = run

@@ -47,6 +47,8 @@ __all__ = ["Server"]
 logger = logging.getLogger("flask_mcp")
 
 Invoker = t.Callable[[t.Callable[..., t.Any], dict[str, t.Any]], t.Any]
+#: Finds what serves a tool's function as a route: a callable taking all the validated arguments, or ``None``.
+RouteFinder = t.Callable[[t.Callable[..., t.Any]], t.Callable[..., t.Any] | None]
 Component = t.Union[Tool, Resource, ResourceTemplate, Prompt]
 CacheScope = t.Literal["public", "private"]
 #: The modern listings and the registry kind each lists.
@@ -132,6 +134,7 @@ class Server:
         page_size: int | None = 100,
         expose_errors: bool | t.Callable[[], bool] = False,
         invoke: Invoker | None = None,
+        route_for: RouteFinder | None = None,
         client_request_timeout: float = 300.0,
         transaction: t.Any = None,
         result_store: ResultStore | None = None,
@@ -159,6 +162,8 @@ class Server:
         self.page_size = page_size
         self._expose_errors = expose_errors
         self.invoke: Invoker = invoke or _default_invoke
+        #: Tools whose function is also a route's view run as that route (``routes.py``).
+        self.route_for = route_for
         self.client_request_timeout = client_request_timeout
         #: Wraps atomic tools; see :mod:`flask_mcp.policies.execution`.
         self.transaction = transaction
