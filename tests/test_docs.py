@@ -279,3 +279,33 @@ def test_a_request_of_the_deployment_page_is_answered(deployed: Flask, where: st
         assert message["result"]["resultType"] == "complete"
     else:
         assert message["method"] == "notifications/subscriptions/acknowledged"
+
+
+# -- installs: one way everywhere ------------------------------------------------------------------
+
+#: ``pip install`` and what follows it, up to the end of the literal or line.
+PIP_INSTALL = re.compile(r"pip install (?P<args>[^`\n]*)")
+#: An extra of the project as a checkout install names it: ``".[redis,jwt]"`` or ``"/path/to/flask_mcp[redis]"``.
+EXTRAS = re.compile(r"""(?:\.|flask_mcp)\[(?P<extras>[a-z,]+)\]""")
+INSTALL_PAGES = [*PAGES, *sorted((ROOT / "examples").glob("*/README.md"))]
+
+
+def _declared_extras() -> set[str]:
+    import configparser
+
+    parser = configparser.ConfigParser()
+    parser.read(ROOT / "setup.cfg")
+    return set(parser["options.extras_require"])
+
+
+@pytest.mark.parametrize("page", INSTALL_PAGES, ids=lambda path: str(path.relative_to(ROOT)))
+def test_installs_of_the_project_are_shown_one_way(page: Path) -> None:
+    """From a checkout, ``pip install -e`` with extras setup.cfg declares; never ``flask-mcp[...]`` from an index."""
+    extras = _declared_extras()
+    for match in PIP_INSTALL.finditer(page.read_text()):
+        arguments = match["args"]
+        assert "flask-mcp[" not in arguments, f"{page.name}: {match[0]!r} installs from an index"
+        for named in EXTRAS.finditer(arguments):
+            assert "-e" in arguments.split() or ".whl" in arguments, f"{page.name}: {match[0]!r} is not -e"
+            unknown = set(named["extras"].split(",")) - extras
+            assert not unknown, f"{page.name}: {match[0]!r} names extras setup.cfg does not declare: {unknown}"
