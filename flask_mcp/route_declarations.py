@@ -4,7 +4,9 @@ Read from the attributes the two libraries leave on the view function, so
 neither needs to be installed for anything else: flask-smorest's
 ``@blp.arguments(Schema, location=...)`` and ``@blp.paginate()`` (in
 ``view._apidoc``), APIFlask's ``@app.input(Schema, location=...)`` (in
-``view._spec``). A plain view declares nothing.
+``view._spec``), and the schema of their success response
+(``@blp.response(200, Schema)``, ``@app.output(Schema)``). A plain view
+declares nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import typing as t
 
 import marshmallow as ma
 
-__all__ = ["Declared", "declared_arguments"]
+from .schemas.json_schema import schema_to_json_schema
+
+__all__ = ["Declared", "RouteOutput", "declared_arguments", "declared_response"]
 
 #: The locations whose fields become a route tool's arguments, and where they are sent.
 QUERY_LOCATIONS = frozenset({"query", "querystring"})
@@ -65,3 +69,45 @@ def declared_arguments(view: t.Callable[..., t.Any]) -> Declared:
             elif location in BODY_LOCATIONS:
                 body = _instance(schema)
     return Declared(tuple(query), body)
+
+
+def declared_response(view: t.Callable[..., t.Any]) -> ma.Schema | None:
+    """The schema of *view*'s success response when it is one object (not ``many``); ``None`` otherwise."""
+    schema: t.Any = None
+    apidoc = getattr(view, "_apidoc", None)  # flask-smorest: responses by status, the first 2xx one
+    if isinstance(apidoc, dict):
+        responses = apidoc.get("response", {}).get("responses", {})
+        for status in sorted((code for code in responses if str(code).startswith("2")), key=str):
+            entries = responses[status]
+            entry = entries[0] if isinstance(entries, list) and entries else entries
+            schema = entry.get("schema") if isinstance(entry, dict) else None
+            break
+    spec = getattr(view, "_spec", None)  # APIFlask
+    if isinstance(spec, dict) and isinstance(spec.get("response"), dict):
+        schema = spec["response"].get("schema", schema)
+    if schema is None:
+        return None
+    instance = _instance(schema)
+    return None if instance.many or not instance.fields else instance
+
+
+class RouteOutput(ma.Schema):
+    """A route's response schema as its tool's output schema.
+
+    The route has already dumped its answer through that schema, so the
+    answer's JSON is the value as it is (dumping it again would misread
+    dates and the like); the schema's JSON Schema is the ``outputSchema``
+    the answer is checked against.
+    """
+
+    def __init__(self, response: ma.Schema) -> None:
+        super().__init__()
+        self.response = response
+
+    def dump(self, obj: t.Any, *, many: bool | None = None) -> t.Any:
+        """*obj*, the JSON the route answered."""
+        return obj
+
+    def json_schema_for(self, direction: t.Literal["input", "output"]) -> dict[str, t.Any]:
+        """The response schema's JSON Schema."""
+        return schema_to_json_schema(self.response, direction)

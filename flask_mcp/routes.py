@@ -40,7 +40,7 @@ from flask import Flask, current_app, has_app_context, has_request_context, requ
 from werkzeug.test import EnvironBuilder
 
 from .protocol.errors import ToolError
-from .route_declarations import Declared, declared_arguments
+from .route_declarations import Declared, RouteOutput, declared_arguments, declared_response
 from .schemas.json_schema import schema_to_json_schema
 
 if t.TYPE_CHECKING:
@@ -183,7 +183,9 @@ def expose_routes(
             arguments = route_arguments(rule, method, declared)
             name = endpoint.replace(".", "_") + (f"_{method.lower()}" if len(methods) > 1 else "")
             description = (view.__doc__ or f"{method} {rule.rule}").strip()
-            mcp.tool(name=name, description=description, input_schema=arguments.schema, **options)(
+            response = declared_response(view)
+            extra = {"output_schema": RouteOutput(response)} if response is not None else {}
+            mcp.tool(name=name, description=description, input_schema=arguments.schema, **{**extra, **options})(
                 _route_call(endpoint, method, arguments)
             )
             names.append(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import typing as t
 
 import marshmallow as ma
@@ -21,6 +22,7 @@ class PetQuery(ma.Schema):
 
 class Pet(ma.Schema):
     id = ma.fields.Integer(dump_only=True)
+    added = ma.fields.DateTime(dump_only=True)
     name = ma.fields.String(required=True)
     tags = ma.fields.List(ma.fields.String(), load_default=list)
 
@@ -35,7 +37,8 @@ def smorest_app() -> Flask:
     app = Flask("smorest_pets")
     app.config.update(TESTING=True, API_TITLE="Pets", API_VERSION="1", OPENAPI_VERSION="3.1.0")
     api = flask_smorest.Api(app)
-    pets: list[dict[str, t.Any]] = [{"id": i, "name": f"pet{i}", "tags": []} for i in range(1, 6)]
+    added = datetime.datetime(2026, 1, 2, 3, 4, 5)
+    pets: list[dict[str, t.Any]] = [{"id": i, "name": f"pet{i}", "tags": [], "added": added} for i in range(1, 6)]
     blp = flask_smorest.Blueprint("pets", __name__, url_prefix="/pets")
 
     @blp.get("/")
@@ -51,7 +54,7 @@ def smorest_app() -> Flask:
     @blp.response(201, Pet)
     def create_pet(data: dict[str, t.Any]) -> dict[str, t.Any]:
         """Add a pet."""
-        pet = {"id": len(pets) + 1, **data}
+        pet = {"id": len(pets) + 1, "added": datetime.datetime(2026, 2, 1), **data}
         pets.append(pet)
         return pet
 
@@ -82,6 +85,11 @@ def test_smorest_arguments_and_pagination_are_the_tools_arguments(smorest_client
     assert {"name", "page", "page_size"} <= set(listing) and "query" not in listing
     created = tools["pets_create_pet"]["inputSchema"]
     assert set(created["properties"]) == {"name", "tags"} and created["required"] == ["name"]
+    # The success response schema of one object is the outputSchema; a list's is not.
+    output = tools["pets_get_pet"]["outputSchema"]
+    assert set(output["properties"]) == {"id", "name", "tags", "added"}
+    assert output["properties"]["added"]["format"] == "date-time"
+    assert "outputSchema" not in tools["pets_list_pets"]
 
 
 def test_smorest_routes_answer_through_their_own_schemas(smorest_client: t.Any) -> None:
@@ -89,7 +97,7 @@ def test_smorest_routes_answer_through_their_own_schemas(smorest_client: t.Any) 
     assert [pet["id"] for pet in page["structuredContent"]["result"]] == [3, 4]
     assert smorest_client.call_tool("pets_list_pets", {"name": "pet5"})["structuredContent"]["result"][0]["id"] == 5
     created = smorest_client.call_tool("pets_create_pet", {"name": "Rex", "tags": ["dog"]})
-    assert created["structuredContent"] == {"id": 6, "name": "Rex", "tags": ["dog"]}
+    assert created["structuredContent"] == {"id": 6, "name": "Rex", "tags": ["dog"], "added": "2026-02-01T00:00:00"}
     missing = smorest_client.call_tool("pets_get_pet", {"pet_id": 42})
     assert missing["isError"] is True and "404 NOT FOUND: no pet 42" in missing["content"][0]["text"]
 
@@ -134,8 +142,12 @@ def test_apiflask_inputs_are_the_tools_arguments(make_client: t.Any) -> None:
     mcp.init_app(app)
     expose_routes(mcp, app, ["add_pet", "find_pets"])
     client = make_client(app, era="modern")
-    tools = {tool["name"]: tool["inputSchema"] for tool in client.list_tools()}
+    listed = {tool["name"]: tool for tool in client.list_tools()}
+    tools = {name: tool["inputSchema"] for name, tool in listed.items()}
     assert tools["add_pet"]["required"] == ["name"] and set(tools["find_pets"]["properties"]) == {"prefix"}
+    # @app.output is the outputSchema; a view without one has none.
+    assert set(listed["add_pet"]["outputSchema"]["properties"]) == {"name"}
+    assert "outputSchema" not in listed["find_pets"]
     for name in ("Rex", "Rover", "Tom"):
         assert client.call_tool("add_pet", {"name": name})["structuredContent"] == {"name": name}
     assert client.call_tool("find_pets", {"prefix": "R"})["structuredContent"] == {"names": ["Rex", "Rover"]}
