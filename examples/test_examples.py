@@ -117,10 +117,8 @@ def every_example() -> t.Iterator[str]:
 @pytest.mark.parametrize("name", list(every_example()))
 def test_every_example_initializes(name: str) -> None:
     module = load_example(name)
-    client = MCPTestClient(module.app, validator=SCHEMA)
-    token = getattr(module, "DEFAULT_TOKEN", None)  # an example protected by a bearer token names its own
-    if token is not None:
-        client.http.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    # An example protected by a bearer token names its own.
+    client = MCPTestClient(module.app, validator=SCHEMA, token=getattr(module, "DEFAULT_TOKEN", None))
     result = client.initialize()
     assert result["protocolVersion"] == "2025-11-25"
     client.list_tools()
@@ -377,8 +375,7 @@ def test_docs_search_app_template_auth(docs_client: MCPTestClient, monkeypatch: 
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     refused = app.test_client().post("/mcp", json=ping, headers={"Authorization": "Bearer wrong"})
     assert refused.status_code == 401 and refused.json == {"error": "missing or wrong bearer token"}
-    client = MCPTestClient(app, validator=SCHEMA)
-    client.http.environ_base["HTTP_AUTHORIZATION"] = "Bearer s3cret"
+    client = MCPTestClient(app, validator=SCHEMA, token="s3cret")
     assert client.initialize()["protocolVersion"] == "2025-11-25"
 
 
@@ -471,10 +468,7 @@ def auth_example() -> ModuleType:
 
 
 def auth_client(module: ModuleType, token: str | None) -> MCPTestClient:
-    client = MCPTestClient(module.create_app({"TESTING": True}), validator=SCHEMA)
-    if token is not None:
-        client.http.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
-    return client
+    return MCPTestClient(module.create_app({"TESTING": True}), validator=SCHEMA, token=token)
 
 
 def test_auth_refuses_without_token(auth_example: ModuleType) -> None:
@@ -514,8 +508,9 @@ def tasks_app() -> ModuleType:
 
 
 def tasks_client(module: ModuleType, token: str, stateless: bool = False) -> MCPTestClient:
-    client = MCPTestClient(module.create_app({"TESTING": True, "MCP_STATELESS": stateless}), validator=SCHEMA)
-    client.http.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    client = MCPTestClient(
+        module.create_app({"TESTING": True, "MCP_STATELESS": stateless}), validator=SCHEMA, token=token
+    )
     client.initialize()
     return client
 

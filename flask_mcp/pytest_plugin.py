@@ -23,9 +23,10 @@ pytest-flask, and ask for a client::
 ``mcp_client_factory``
     ``mcp_client_factory(app=None, *, path=None, validator=None,
     validate=True, era="modern", capabilities=None, log_level=None,
-    initialize=True, version=..., token=None, headers=None)`` builds more
-    clients: for another app, declaring client capabilities, with a caller's
-    token for an app with authentication, or in the handshake era
+    initialize=True, version=..., token=None, headers=None, principal=None)``
+    builds more clients: for another app, declaring client capabilities, with
+    a caller's token for an app with authentication (or, in testing mode, a
+    principal to stand in for), or in the handshake era
     (``era="handshake"``: initialized in a session unless ``initialize=False``).
 
 Every answer these clients get is checked against the official JSON schema of
@@ -44,6 +45,8 @@ from .testing import MCPTestClient, SchemaValidator
 
 if t.TYPE_CHECKING:
     from flask import Flask
+
+    from .policies.principal import Principal
 
 __all__ = ["MCPClientFactory", "mcp_client", "mcp_client_factory"]
 
@@ -74,6 +77,7 @@ class MCPClientFactory:
         version: str = DEFAULT_VERSION,
         token: str | None = None,
         headers: t.Mapping[str, str] | None = None,
+        principal: Principal | str | None = None,
     ) -> MCPTestClient:
         """A client for *app* (default: the ``app`` fixture).
 
@@ -84,6 +88,8 @@ class MCPClientFactory:
         :param initialize: in the handshake era, run the handshake (at *version*).
         :param token: the caller's bearer token, for an app with authentication.
         :param headers: more headers for every request.
+        :param principal: the caller to stand in for without a token, in an app
+            in testing mode (see :class:`~flask_mcp.testing.MCPTestClient`).
         """
         if app is None:
             # Looked up only when needed, so tests that pass their own app need no `app` fixture.
@@ -105,8 +111,11 @@ class MCPClientFactory:
                 era=era,
                 token=token,
                 headers=headers,
+                principal=principal,
             )
-        client = MCPTestClient(app, path, validator, log_level=log_level, era=era, token=token, headers=headers)
+        client = MCPTestClient(
+            app, path, validator, log_level=log_level, era=era, token=token, headers=headers, principal=principal
+        )
         if initialize:
             client.initialize(version, capabilities)
         return client

@@ -28,7 +28,9 @@ from __future__ import annotations
 import json
 import typing as t
 
+from .auth.gate import TEST_PRINCIPAL_KEY
 from .globals import state_of
+from .policies.principal import Principal
 from .protocol.envelope import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 from .protocol.versions import LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS
 from .schema_checks import RESULT_TYPES, SchemaValidator
@@ -69,6 +71,11 @@ class MCPTestClient:
     :param token: sent as ``Authorization: Bearer <token>`` with every request,
         for an app with authentication.
     :param headers: more headers sent with every request (an API key, a cookie...).
+    :param principal: the caller every request is authenticated as, without
+        a credential: a :class:`~flask_mcp.Principal`, or a subject string
+        for one with no scopes. For an app with authentication in testing
+        mode (``TESTING = True``) only; anywhere else it is ignored and the
+        app authenticates as it always does.
 
     A handler that reports progress or logs answers with an event stream;
     the client reads it, returns the response, and keeps the notifications
@@ -87,12 +94,17 @@ class MCPTestClient:
         era: t.Literal["modern", "handshake"] = "modern",
         token: str | None = None,
         headers: t.Mapping[str, str] | None = None,
+        principal: Principal | str | None = None,
     ) -> None:
         if era not in ("modern", "handshake"):
             raise ValueError(f'era must be "modern" or "handshake", not {era!r}')
         self.app = app
         self.era = era
         self.http = app.test_client()
+        if principal is not None:
+            caller = Principal(principal) if isinstance(principal, str) else principal
+            # environ_base is typed for strings; the WSGI environ holds any object.
+            self.http.environ_base[TEST_PRINCIPAL_KEY] = caller  # type: ignore[assignment]
         self.path = path
         self.validator = validator
         self.modern_validator = modern_validator
@@ -227,7 +239,8 @@ class MCPTestClient:
             message["params"] = params
         response = self.post(message, **headers)
         body = self._response_of(response)
-        assert body["id"] == self._next_id
+        # An error answered before the message was read (a 401, a 413) has no id to echo.
+        assert body["id"] == self._next_id or (body["id"] is None and "error" in body), body
         self._check(method, body)
         return body
 

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 import flask_mcp
-from flask_mcp import MCP, Context, ScopeRequired
+from flask_mcp import MCP, Context, Principal, ScopeRequired
 from flask_mcp.schema_checks import OFFICIAL_REVISIONS, official_schema
 from flask_mcp.testing import MCPTestClient, SchemaValidator
 
@@ -154,8 +154,8 @@ def test_a_token_reaches_a_protected_app_in_either_era(make_app: t.Any, make_cli
 def test_failures_are_testable_at_their_status(make_app: t.Any, make_client: t.Any) -> None:
     app = protected_app(make_app)
     unauthenticated = make_client(app, era="modern")
-    with pytest.raises(AssertionError):
-        unauthenticated.list_tools()  # 401: no JSON-RPC answer at all
+    refused = unauthenticated.error("tools/list")  # answered before the message is read: no id to echo
+    assert "requires authentication" in refused["message"]
     assert unauthenticated.last_response is not None and unauthenticated.last_response.status_code == 401
     eve = make_client(app, era="modern", token="eve-token")
     denied = eve.error("tools/call", {"name": "notes"})
@@ -175,3 +175,31 @@ def test_extra_headers_go_with_every_request(make_app: t.Any, make_client: t.Any
     app = make_app(server, MCP_AUTH_TOKENS={"k3y": "svc"}, MCP_AUTH_API_KEY_HEADER="X-API-Key")
     client = make_client(app, era="modern", headers={"X-API-Key": "k3y"})
     assert client.call_tool("ping_tool")["content"][0]["text"] == "pong"
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_a_test_can_stand_in_for_a_principal(make_app: t.Any, make_client: t.Any, era: str) -> None:
+    app = protected_app(make_app)
+    ada = make_client(app, era=era, principal=Principal("ada", scopes=frozenset({"notes:read"})))
+    if era == "handshake":
+        ada.initialize()
+    assert ada.call_tool("notes")["content"][0]["text"] == "the notes"
+    # A bare subject is a caller with no scopes: the permission check still runs.
+    eve = make_client(app, era=era, principal="eve")
+    if era == "handshake":
+        eve.initialize()
+    assert eve.error("tools/call", {"name": "notes"})["code"] == -31403
+
+
+def test_a_stand_in_principal_needs_testing_mode(make_app: t.Any, make_client: t.Any) -> None:
+    app = protected_app(make_app)
+    app.testing = False
+    client = make_client(app, era="modern", principal=Principal("ada", scopes=frozenset({"notes:read"})))
+    client.error("tools/list")
+    assert client.last_response is not None and client.last_response.status_code == 401
+
+
+def test_the_fixture_factory_takes_a_principal(make_app: t.Any, mcp_client_factory: t.Any) -> None:
+    app = protected_app(make_app)
+    client = mcp_client_factory(app, principal=Principal("ada", scopes=frozenset({"notes:read"})))
+    assert client.call_tool("notes")["content"][0]["text"] == "the notes"

@@ -6,7 +6,7 @@ import math
 import typing as t
 from urllib.parse import urlsplit
 
-from flask import request
+from flask import current_app, request
 
 from ..globals import current_state
 from ..policies.principal import Principal
@@ -21,6 +21,7 @@ if t.TYPE_CHECKING:
 
 __all__ = [
     "METADATA_PATH",
+    "TEST_PRINCIPAL_KEY",
     "AuthGate",
     "Unauthorized",
     "current_gate",
@@ -36,6 +37,10 @@ METADATA_PATH = "/.well-known/oauth-protected-resource"
 #: Where the authenticated principal is kept for the rest of the request (the
 #: WSGI environ, which copies of the request context made for worker threads share).
 PRINCIPAL_KEY = "flask_mcp.policies.principal"
+#: Where :class:`~flask_mcp.testing.MCPTestClient` (``principal=``) puts the caller a test
+#: stands in for. Honoured only by an app in testing mode (``TESTING``), and a WSGI
+#: environ key no HTTP client can set: only headers reach the environ, as ``HTTP_*``.
+TEST_PRINCIPAL_KEY = "flask_mcp.testing.principal"
 
 
 def current_principal() -> Principal | None:
@@ -86,7 +91,9 @@ class AuthGate:
 
         :raises Unauthorized: no credential, or one the backend refused.
         """
-        principal = self.backend.authenticate(req)
+        principal = req.environ.get(TEST_PRINCIPAL_KEY)
+        if principal is None or not current_app.testing:
+            principal = self.backend.authenticate(req)
         if principal is not None:
             req.environ[PRINCIPAL_KEY] = principal
             return principal
