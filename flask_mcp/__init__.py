@@ -15,7 +15,7 @@ from .core.context import Context
 from .core.hooks import CallInfo
 from .core.input_requests import Elicit, ElicitResult, InputRequest, ListRoots, Sample
 from .extension import MCP
-from .globals import current_state
+from .globals import current_mcp, current_state, state_of
 from .policies.execution import ToolTimeout
 from .policies.options import ArgumentBinding, ErrorFormat, KwargsPrecedence, OutputFormat, UnknownArguments
 from .policies.permissions import (
@@ -96,10 +96,12 @@ __all__ = [
     "UnknownSettingWarning",
     "UnprotectedToolError",
     "UnprotectedToolWarning",
+    "current_mcp",
     "current_principal",
     "current_state",
     "permission",
     "serve_cgi",
     "serve_stdio",
+    "state_of",
     "status_result",
 ]

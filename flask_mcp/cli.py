@@ -25,7 +25,7 @@ import typing as t
 
 import click
 from flask import current_app
-from flask.cli import AppGroup
+from flask.cli import AppGroup, ScriptInfo
 
 from .cli_arguments import ArgumentError, parse_arguments
 from .cli_client import (
@@ -42,9 +42,8 @@ from .cli_inspect import inspect_command
 from .cli_install import install_command
 from .cli_output import NotificationPrinter, output_choice, output_options, plain_table, print_result, summary
 from .cli_output import strip_help_markup as _strip_help_markup
-from .globals import state_of
+from .globals import servers_of, state_of, use_server
 from .transport.cgi import serve_cgi
-from .transport.rest import EXTENSION_KEY as REST_KEY
 from .transport.rest import RestSite
 from .transport.stdio import serve_stdio
 
@@ -53,7 +52,26 @@ if t.TYPE_CHECKING:
 
 __all__ = ["mcp_group"]
 
-mcp_group = AppGroup("mcp", help="Inspect, call, serve and install the app's MCP server.")
+
+@click.group("mcp", cls=AppGroup)
+@click.option(
+    "--server",
+    envvar="FLASK_MCP_SERVER",
+    default=None,
+    metavar="NAME",
+    help="Which of the app's MCP servers, by blueprint name (env FLASK_MCP_SERVER); default: the first set up.",
+)
+@click.pass_context
+def mcp_group(ctx: click.Context, server: str | None) -> None:
+    """Inspect, call, serve and install the app's MCP server."""
+    if server is None:
+        return
+    app = ctx.ensure_object(ScriptInfo).load_app()
+    try:
+        servers_of(app).named(server)
+    except RuntimeError as exc:
+        raise click.BadParameter(str(exc), param_hint="--server") from None
+    ctx.with_resource(use_server(server))
 
 
 def _app() -> Flask:
@@ -194,7 +212,7 @@ def stdio_command(token: str | None) -> None:
 def openapi_command(output: str | None, fmt: str) -> None:
     """Print the OpenAPI document of the REST routes (as served at <prefix>/openapi.json)."""
     app = _app()
-    site: RestSite | None = app.extensions.get(REST_KEY)
+    site: RestSite | None = state_of(app).rest_site
     if site is None:
         raise click.ClickException("the REST routes are disabled (MCP_REST_ENABLED), so there is no OpenAPI document")
     # Through the wire encoding, so the output holds exactly what the route serves.

@@ -9,6 +9,7 @@ import warnings
 
 from flask import Flask
 
+from .config_prefix import DEFAULT_PREFIX, apply_defaults, canonical_view, other_prefixes, spelled
 from .config_values import (
     as_tuple,
     fraction,
@@ -225,20 +226,31 @@ class ProcessLocalSessionsWarning(UserWarning):
     """Handshake sessions in one process's memory (SimpleCache) under a server that runs several processes."""
 
 
-def changed_settings(read: t.Mapping[str, t.Any], config: t.Mapping[str, t.Any]) -> list[str]:
-    """The ``MCP_*`` keys whose value in *config* is not the one *read* when the extension was set up."""
-    return sorted(key for key, value in config.items() if key.startswith("MCP_") and read.get(key, value) != value)
+def changed_settings(
+    read: t.Mapping[str, t.Any], config: t.Mapping[str, t.Any], prefix: str = DEFAULT_PREFIX
+) -> list[str]:
+    """The keys of the server with *prefix* whose value in *config* is not the one *read* at set-up."""
+    own = prefix + "_"
+    return sorted(key for key, value in config.items() if key.startswith(own) and read.get(key, value) != value)
 
 
-def _warn_unknown(config: t.Mapping[str, t.Any]) -> None:
-    """Warn about ``MCP_*`` keys that are not settings, naming the closest one."""
+def _warn_unknown(config: t.Mapping[str, t.Any], prefix: str) -> None:
+    """Warn about ``MCP_*`` keys (in *config*'s canonical view) that are not settings, naming the closest one.
+
+    The default server passes over the keys of servers with other prefixes (``MCP_ADMIN_*``).
+    """
     known = set(DEFAULTS)
+    others = other_prefixes(prefix) if prefix == DEFAULT_PREFIX else ()
     for key in config:
-        if not key.startswith("MCP_") or key in known or key.startswith((_CACHE_PREFIX, _EPHEMERAL_PREFIX)):
+        if not key.startswith("MCP_") or key in known or key.startswith((_CACHE_PREFIX, _EPHEMERAL_PREFIX, *others)):
             continue
         close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
-        hint = f"; did you mean {close[0]}?" if close else ""
-        warnings.warn(f"{key} is not a flask_mcp setting and is ignored{hint}", UnknownSettingWarning, stacklevel=4)
+        hint = f"; did you mean {spelled(close[0], prefix)}?" if close else ""
+        warnings.warn(
+            f"{spelled(key, prefix)} is not a flask_mcp setting and is ignored{hint}",
+            UnknownSettingWarning,
+            stacklevel=4,
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -311,20 +323,27 @@ class Settings:
     context_state_ttl: int = 3600
     context_state_max_bytes: int = 65536
     listen_max_lifetime: float = 3600.0
+    #: The prefix of the keys these settings were read from (``MCP``, or the server's ``config_prefix``).
+    config_prefix: str = DEFAULT_PREFIX
 
     @classmethod
-    def from_app(cls, app: Flask) -> Settings:
-        """Apply the defaults to ``app.config`` and read the result."""
-        for key, value in DEFAULTS.items():
-            app.config.setdefault(key, value)
-        config = app.config
-        _warn_unknown(config)
+    def from_app(cls, app: Flask, prefix: str = DEFAULT_PREFIX, server_name: str = "mcp") -> Settings:
+        """Apply the defaults to ``app.config`` and read the result.
+
+        :param prefix: the server's ``config_prefix``: its keys are ``<prefix>_URL_PREFIX``...
+            (see :mod:`flask_mcp.config_prefix`).
+        :param server_name: its blueprint's name, which a prefixed server's URL and store keys default to.
+        """
+        apply_defaults(app.config, prefix, DEFAULTS, server_name)
+        config = canonical_view(app.config, prefix)
+        _warn_unknown(config, prefix)
         page_size = config["MCP_PAGE_SIZE"]
         if page_size is not None and (not isinstance(page_size, int) or page_size < 1):
             raise ValueError(f"MCP_PAGE_SIZE must be a positive integer or None, not {page_size!r}")
         hosts = config["MCP_ALLOWED_HOSTS"]
         max_sessions = positive(config, "MCP_MAX_SESSIONS")
         return cls(
+            config_prefix=prefix,
             url_prefix=config["MCP_URL_PREFIX"],
             page_size=page_size,
             stateless=bool(config["MCP_STATELESS"]),

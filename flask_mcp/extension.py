@@ -10,7 +10,7 @@ from flask.blueprints import BlueprintSetupState
 from flask_caching import Cache
 from werkzeug.exceptions import HTTPException
 
-from . import caches
+from . import caches, servers
 from .auth import AuthBackend
 from .cli import mcp_group
 from .components.build import (
@@ -26,9 +26,12 @@ from .components.list_tools import ListToolOptions, RetrieveToolOptions, build_l
 from .components.list_tools_sql import check_session
 from .components.model import Prompt, Resource, ResourceTemplate, Tool
 from .components.registry import Registry
+from .composition import mount_server
 from .config import Settings
-from .core.hooks import AfterCall, BeforeCall, Hooks, OnError
-from .globals import EXTENSION_KEY, current_state, find_state, state_of
+from .config_prefix import DEFAULT_PREFIX, claim_prefix
+from .core.hooks import Hooks
+from .globals import current_state, state_for, use_server
+from .hook_decorators import HookDecorators
 from .policies.execution import Transaction
 from .policies.permissions import PermissionLike, check_protected, normalize_permissions
 from .protocol.jsonrpc import INTERNAL_ERROR
@@ -45,12 +48,9 @@ __all__ = ["MCP", "MCPState"]
 logger = logging.getLogger("flask_mcp")
 
 F = t.TypeVar("F", bound=t.Callable[..., t.Any])
-B = t.TypeVar("B", bound=BeforeCall)
-A = t.TypeVar("A", bound=AfterCall)
-E = t.TypeVar("E", bound=OnError)
 
 
-class MCP(RuntimeChanges):
+class MCP(RuntimeChanges, HookDecorators):
     """Serve a Model Context Protocol endpoint from a Flask app.
 
     ::
@@ -92,6 +92,12 @@ class MCP(RuntimeChanges):
         ``tags=``; by default ``MCP_INCLUDE_TAGS`` (see :ref:`runtime-changes`).
     :param exclude_tags: serve none of the components with one of these
         ``tags=``; by default ``MCP_EXCLUDE_TAGS``.
+    :param config_prefix: the prefix of this server's configuration keys.
+        An app can serve several MCP servers (each its own ``MCP``); the
+        first reads ``MCP_*``, each other one needs a prefix and a
+        ``blueprint_name`` of its own: ``MCP(config_prefix="ADMIN_MCP",
+        blueprint_name="admin_mcp")`` reads ``ADMIN_MCP_URL_PREFIX`` (by
+        default ``/admin_mcp``), ``ADMIN_MCP_AUTH_TOKENS``... See :doc:`servers`.
     """
 
     def __init__(
@@ -110,7 +116,11 @@ class MCP(RuntimeChanges):
         default_permissions: t.Iterable[PermissionLike] | None = None,
         include_tags: t.Iterable[str] | None = None,
         exclude_tags: t.Iterable[str] | None = None,
+        config_prefix: str = DEFAULT_PREFIX,
     ) -> None:
+        claim_prefix(config_prefix)
+        #: The prefix of this server's configuration keys (``MCP``: ``MCP_URL_PREFIX``...).
+        self.config_prefix = config_prefix
         self.name = name
         self.version = version
         self.title = title
@@ -134,6 +144,8 @@ class MCP(RuntimeChanges):
         self.loaders = []
         self._loaders_ran = False
         self.registry.on_register(self._announce_change)
+        #: The servers this one serves the components of (:meth:`mount`).
+        self.mounted: list[MCP] = []
         # The before_call/after_call/on_error hooks, shared by every app's server.
         self._hooks = Hooks(sender=current_sender)
         #: The blueprint serving the endpoint. :meth:`init_app` registers it,
@@ -148,35 +160,38 @@ class MCP(RuntimeChanges):
 
     def init_app(self, app: Flask) -> None:
         """Set up *app*: apply config defaults and register the blueprint at ``MCP_URL_PREFIX``."""
-        self._setup(app)
-        app.register_blueprint(self.blueprint, url_prefix=app.config["MCP_URL_PREFIX"])
+        state = self._setup(app)
+        app.register_blueprint(self.blueprint, url_prefix=state.settings.url_prefix)
 
     def _on_register(self, setup_state: BlueprintSetupState) -> None:
         app = t.cast(Flask, setup_state.app)
-        self._setup(app)
+        state = self._setup(app)
+        path = setup_state.url_prefix or "/"
+        servers.check_path_free(app, state, path)
         # The rule takes every HTTP method (transport.rules), so the view answers
         # PUT, TRACE and the like with a JSON 405 itself instead of werkzeug's
         # HTML page; Blueprint.add_url_rule cannot express "any method".
-        name = f"{setup_state.name_prefix}.{setup_state.name}.endpoint".lstrip(".")
-        served = ("POST", "OPTIONS") if state_of(app).settings.stateless else ("GET", "POST", "DELETE", "OPTIONS")
-        add_rule(app, setup_state.url_prefix or "/", name, endpoint, served, subdomain=setup_state.subdomain)
+        blueprint = f"{setup_state.name_prefix}.{setup_state.name}".lstrip(".")
+        served = ("POST", "OPTIONS") if state.settings.stateless else ("GET", "POST", "DELETE", "OPTIONS")
+        add_rule(app, path, f"{blueprint}.endpoint", endpoint, served, subdomain=setup_state.subdomain)
+        # Requests to this blueprint's routes are this server's (globals.current_state).
+        servers.routed(app, state, blueprint, path)
         # The REST routes live at MCP_REST_PREFIX, an absolute path, whichever way the blueprint was registered.
-        rest.add_routes(app, name.rpartition(".")[0], setup_state.url_prefix or "/")
-        if state_of(app).auth is not None:
-            register_metadata_routes(app, name.rpartition(".")[0], setup_state.url_prefix or "/")
+        rest.add_routes(app, state, blueprint, path)
+        if state.auth is not None:
+            register_metadata_routes(app, state, blueprint, path)
 
-    def _setup(self, app: Flask) -> None:
-        existing = find_state(app)
+    def _setup(self, app: Flask) -> MCPState:
+        existing = state_for(app, self)
         if existing is not None:
-            if existing.mcp is self:
-                return
-            raise RuntimeError("another MCP extension is already set up on this app")
-        settings = Settings.from_app(app)
+            return existing
+        servers.check_another(app, self)
+        settings = Settings.from_app(app, self.config_prefix, self.blueprint.name)
         session_cache = caches.session_cache(app, settings, self.cache)
         ephemeral = caches.ephemeral_cache(app, settings, session_cache, given=self.cache, own=self.ephemeral_cache)
         state = build_state(self, app, settings, session_cache, ephemeral)
         state.server.hooks = self._hooks
-        if getattr(self, "auth", None) is not None or app.config.get("MCP_AUTH_TOKENS"):
+        if getattr(self, "auth", None) is not None or settings.auth_tokens:
             strict = settings.require_permissions or self._unprotected_tools == "error"
             check_protected(self.registry.tools.values(), self.default_permissions, strict=strict)
             self._unprotected_tools = "error" if strict else "warn"
@@ -186,8 +201,8 @@ class MCP(RuntimeChanges):
             settings.include_tags if self.include_tags is None else self.include_tags,
             settings.exclude_tags if self.exclude_tags is None else self.exclude_tags,
         )
-        app.extensions[EXTENSION_KEY] = state
-        with app.app_context():
+        servers.add(app, state)
+        with app.app_context(), use_server(self.blueprint.name):
             if not self._loaders_ran:
                 # Once per process: every app sharing this extension shares its registry.
                 self._loaders_ran = True
@@ -201,6 +216,7 @@ class MCP(RuntimeChanges):
         # ``flask mcp ...``; an app's own "mcp" command wins.
         if "mcp" not in app.cli.commands:
             app.cli.add_command(mcp_group)
+        return state
 
     def _handle_exception(self, exc: Exception) -> Response:
         # Anything escaping the transport still answers in JSON, never an HTML page.
@@ -325,6 +341,21 @@ class MCP(RuntimeChanges):
 
         return register(func) if func is not None else register
 
+    def mount(self, other: MCP, prefix: str | None = None) -> None:
+        """Serve *other*'s tools, resources, templates and prompts from this server, under *prefix*.
+
+        Tool and prompt ``name`` becomes ``<prefix>_name``; a resource
+        ``scheme://path`` becomes ``scheme://<prefix>/path`` (templates
+        alike). Each keeps its permissions (those it was given, else
+        *other*'s ``default_permissions``), and what *other* registers, hides
+        or removes later follows. This server's hooks, settings and auth
+        apply to them; *other*'s hooks do not. See :ref:`mount`.
+
+        :raises ValueError: a name or URI already taken here, a mount cycle, or
+            a URI without ``scheme://`` under a prefix.
+        """
+        mount_server(self, other, prefix)
+
     def notify_resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated`` to every session subscribed to *uri*.
 
@@ -333,40 +364,6 @@ class MCP(RuntimeChanges):
         streams in whichever process holds them.
         """
         self._broadcast("notifications/resources/updated", {"uri": uri})
-
-    # -- hooks -----------------------------------------------------------
-
-    def before_call(self, func: B, /) -> B:
-        """Register ``func(info)`` to run before every tool call, resource read and prompt get.
-
-        It gets a :class:`~flask_mcp.CallInfo` once the caller was admitted and the
-        arguments validated, may change ``info.arguments``, and may return a
-        result (converted like the handler's own) to skip the handler, or raise
-        :class:`~flask_mcp.ToolError` to fail the call. Run in registration
-        order; see :ref:`hooks`.
-        """
-        self._hooks.before.append(func)
-        return func
-
-    def after_call(self, func: A, /) -> A:
-        """Register ``func(info, result)`` to run after every call that produced a result.
-
-        It returns a replacement for *result* (what the handler returned, before
-        conversion) or ``None`` to keep it. Run in reverse registration order,
-        as Flask's ``after_request``; see :ref:`hooks`.
-        """
-        self._hooks.after.append(func)
-        return func
-
-    def on_error(self, func: E, /) -> E:
-        """Register ``func(info, exc)`` to run when a hook or handler raised.
-
-        It returns a result to recover with (``after_call`` then runs on it) or
-        ``None`` to let the error go on. Run in registration order until one
-        recovers; see :ref:`hooks`.
-        """
-        self._hooks.error.append(func)
-        return func
 
     @property
     def tools(self) -> t.Mapping[str, Tool]:

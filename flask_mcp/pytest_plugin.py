@@ -23,7 +23,8 @@ pytest-flask, and ask for a client::
 ``mcp_client_factory``
     ``mcp_client_factory(app=None, *, path=None, validator=None,
     validate=True, era="modern", capabilities=None, log_level=None,
-    initialize=True, version=..., token=None, headers=None, principal=None)``
+    initialize=True, version=..., token=None, headers=None, principal=None,
+    server=None)``
     builds more clients: for another app, declaring client capabilities, with
     a caller's token for an app with authentication (or, in testing mode, a
     principal to stand in for), or in the handshake era
@@ -40,6 +41,7 @@ import typing as t
 
 import pytest
 
+from .globals import state_of
 from .protocol.versions import MODERN_PROTOCOL_VERSIONS
 from .testing import MCPTestClient, SchemaValidator
 
@@ -78,6 +80,7 @@ class MCPClientFactory:
         token: str | None = None,
         headers: t.Mapping[str, str] | None = None,
         principal: Principal | str | None = None,
+        server: str | None = None,
     ) -> MCPTestClient:
         """A client for *app* (default: the ``app`` fixture).
 
@@ -90,13 +93,16 @@ class MCPClientFactory:
         :param headers: more headers for every request.
         :param principal: the caller to stand in for without a token, in an app
             in testing mode (see :class:`~flask_mcp.testing.MCPTestClient`).
+        :param server: which of the app's MCP servers (by blueprint name) when
+            it has several; by default the first one set up.
         """
         if app is None:
             # Looked up only when needed, so tests that pass their own app need no `app` fixture.
             app = t.cast("Flask", self._request.getfixturevalue("app"))
         if path is None:
-            # init_app registers the endpoint at MCP_URL_PREFIX; it is set once the extension is set up.
-            path = app.config.get("MCP_URL_PREFIX") or "/mcp"
+            # Where the server's endpoint was registered (MCP_URL_PREFIX through init_app).
+            state = state_of(app, server)
+            path = state.endpoint_path or state.settings.url_prefix
         if validator is None and validate:
             validator = SchemaValidator.official(MODERN_PROTOCOL_VERSIONS[0] if era == "modern" else version)
         elif not validate:

@@ -10,7 +10,7 @@ import typing as t
 
 from flask import current_app, has_app_context
 
-from .globals import current_state, find_state
+from .globals import state_for
 from .stores.events import BROADCAST
 
 if t.TYPE_CHECKING:
@@ -95,8 +95,8 @@ class RuntimeChanges:
         self._remove("prompts", name)
 
     def _remove(self, kind: Kind, key: str) -> None:
-        state = find_state(current_app) if has_app_context() else None
-        if state is None or state.mcp is not self:
+        state = state_for(current_app, self) if has_app_context() else None
+        if state is None:
             # Import time: every process runs the same code, so every process drops it.
             if key not in self.registry.registered(kind):
                 raise KeyError(f"no {kind[:-1]} {key!r} is registered")
@@ -112,8 +112,8 @@ class RuntimeChanges:
         return t.cast("Kind", _KIND_OF[kind])
 
     def _shared(self) -> SharedRegistry:
-        state = current_state()
-        if state.mcp is not self or state.shared is None:
+        state = state_for(current_app, self) if has_app_context() else None
+        if state is None or state.shared is None:
             raise RuntimeError(
                 "run-time changes need the app's session cache (a stateless app with a NullCache has none)"
             )
@@ -123,8 +123,8 @@ class RuntimeChanges:
         # Registrations at import time happen before any app exists: nobody to tell.
         if not has_app_context():
             return
-        state = find_state(current_app)
-        if state is None or state.mcp is not self or state.shared is None:
+        state = state_for(current_app, self)
+        if state is None or state.shared is None:
             return
         if getattr(state.shared.loading, "active", False):
             return  # a loader runs in every process: reload() announces what it registered
@@ -137,6 +137,6 @@ class RuntimeChanges:
         self._broadcast(_LIST_CHANGED[kind], {})
 
     def _broadcast(self, method: str, params: dict[str, t.Any]) -> None:
-        state = find_state(current_app)
-        if state is not None and state.mcp is self and state.events is not None:
+        state = state_for(current_app, self)
+        if state is not None and state.events is not None:
             state.events.append(None, BROADCAST, {"jsonrpc": "2.0", "method": method, "params": params})

@@ -45,6 +45,7 @@ from .transport.stream_slots import StreamSlots
 if t.TYPE_CHECKING:
     from .extension import MCP
     from .stores.sessions import Session
+    from .transport.rest import RestSite
 
 __all__ = ["MCPState", "build_state"]
 
@@ -81,6 +82,10 @@ class MCPState:
     streams: StreamSlots = dataclasses.field(default_factory=lambda: StreamSlots(32))
     #: The ``MCP_*`` values the settings were read from, until the first request compares them.
     settings_read: dict[str, t.Any] | None = None
+    #: Where the MCP endpoint is routed, once the blueprint is registered.
+    endpoint_path: str | None = None
+    #: The REST routes' site (:class:`~flask_mcp.transport.rest.RestSite`), once they are added.
+    rest_site: RestSite | None = None
 
     def check_first_request(self, config: t.Mapping[str, t.Any], environ: t.Mapping[str, t.Any]) -> None:
         """Warn, once a process, about a setup that cannot work as it stands.
@@ -106,11 +111,11 @@ class MCPState:
         read, self.settings_read = self.settings_read, None
         if read is None:
             return
-        changed = changed_settings(read, config)
+        changed = changed_settings(read, config, self.settings.config_prefix)
         if changed:
             warnings.warn(
                 f"{', '.join(changed)} changed after the MCP extension was set up, and has no effect: "
-                "flask_mcp reads its settings once, in init_app; set MCP_* keys before it",
+                f"flask_mcp reads its settings once, in init_app; set {self.settings.config_prefix}_* keys before it",
                 LateSettingWarning,
                 stacklevel=2,
             )
@@ -299,5 +304,5 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         store_is_shared=not is_process_local(backend),
         waker=waker,
         streams=StreamSlots(settings.max_streams),
-        settings_read={key: value for key, value in app.config.items() if key.startswith("MCP_")},
+        settings_read={key: value for key, value in app.config.items() if key.startswith(settings.config_prefix + "_")},
     )

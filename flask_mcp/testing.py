@@ -29,7 +29,7 @@ import json
 import typing as t
 
 from .auth.gate import TEST_PRINCIPAL_KEY
-from .globals import state_of
+from .globals import find_state, servers_of, state_of
 from .policies.principal import Principal
 from .protocol.envelope import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 from .protocol.versions import LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS
@@ -39,6 +39,8 @@ from .transport.routing_headers import NAME_PARAMS, encode_header_value, tool_he
 if t.TYPE_CHECKING:
     from flask import Flask
     from werkzeug.test import TestResponse
+
+    from .state import MCPState
 
 __all__ = ["RESULT_TYPES", "Answers", "MCPTestClient", "SchemaValidator"]
 
@@ -51,6 +53,14 @@ MAX_ROUNDS = 10
 ACCEPT = "application/json, text/event-stream"
 
 
+def _server_at(app: Flask, path: str) -> MCPState | None:
+    """The server of *app* whose endpoint is at *path*; the default one when none is (``None``: no server)."""
+    for state in servers_of(app).by_name.values():
+        if state.endpoint_path == path:
+            return state
+    return find_state(app)
+
+
 class MCPTestClient:
     """An MCP client over Flask's test client.
 
@@ -61,7 +71,8 @@ class MCPTestClient:
     an app with ``MCP_STATELESS``, or to test requests before ``initialize``).
 
     :param app: the Flask app serving the endpoint.
-    :param path: the endpoint path (``MCP_URL_PREFIX``).
+    :param path: the endpoint path; by default where the server's endpoint is
+        (``MCP_URL_PREFIX``).
     :param validator: optional :class:`SchemaValidator` applied to every
         handshake-era response.
     :param modern_validator: the same for modern-era responses (the 2026-07-28 schema).
@@ -71,6 +82,7 @@ class MCPTestClient:
     :param token: sent as ``Authorization: Bearer <token>`` with every request,
         for an app with authentication.
     :param headers: more headers sent with every request (an API key, a cookie...).
+    :param server: which of the app's MCP servers (its blueprint name), when it has several.
     :param principal: the caller every request is authenticated as, without
         a credential: a :class:`~flask_mcp.Principal`, or a subject string
         for one with no scopes. For an app with authentication in testing
@@ -85,7 +97,7 @@ class MCPTestClient:
     def __init__(
         self,
         app: Flask,
-        path: str = "/mcp",
+        path: str | None = None,
         validator: SchemaValidator | None = None,
         *,
         modern_validator: SchemaValidator | None = None,
@@ -95,6 +107,7 @@ class MCPTestClient:
         token: str | None = None,
         headers: t.Mapping[str, str] | None = None,
         principal: Principal | str | None = None,
+        server: str | None = None,
     ) -> None:
         if era not in ("modern", "handshake"):
             raise ValueError(f'era must be "modern" or "handshake", not {era!r}')
@@ -105,6 +118,10 @@ class MCPTestClient:
             caller = Principal(principal) if isinstance(principal, str) else principal
             # environ_base is typed for strings; the WSGI environ holds any object.
             self.http.environ_base[TEST_PRINCIPAL_KEY] = caller  # type: ignore[assignment]
+        #: The server spoken to: *server* (a blueprint name), else the one at *path*, else the app's default.
+        self.state = state_of(app, server) if server is not None or path is None else _server_at(app, path)
+        if path is None:
+            path = self.state.endpoint_path or self.state.settings.url_prefix  # type: ignore[union-attr]
         self.path = path
         self.validator = validator
         self.modern_validator = modern_validator
@@ -212,7 +229,8 @@ class MCPTestClient:
 
     def _param_headers(self, params: dict[str, t.Any]) -> dict[str, str]:
         # What a real client learns from tools/list: the arguments that also travel in headers.
-        tool = state_of(self.app).server.registry.tools.get(params.get("name"))  # type: ignore[arg-type]
+        state = self.state or find_state(self.app)  # an app set up after the client was made
+        tool = state.server.registry.tools.get(params.get("name")) if state is not None else None  # type: ignore[arg-type]
         headers: dict[str, str] = {}
         if tool is None:
             return headers

@@ -40,6 +40,8 @@ PAGES = [*sorted(DOCS.glob("*.rst")), ROOT / "README.md"]
 KEY = re.compile(r"(?<![A-Za-z0-9_])MCP_[A-Z0-9_]*")
 #: Misspelt keys shown on purpose: the key -> the page showing it, and the setting the warning suggests.
 DELIBERATE_TYPOS = {"MCP_STATELES": ("configuration.rst", "MCP_STATELESS")}
+#: The config_prefix of another server that the docs name (its keys are ``MCP_ADMIN_<setting>``).
+OTHER_SERVER_PREFIX = "MCP_ADMIN"
 #: ``.. code-block:: <language>`` of the blocks that hold shell commands.
 SHELL_BLOCK = re.compile(r"^(?P<indent>[ ]*)\.\. code-block:: (?:sh|bash|shell|console)[ ]*$")
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -63,6 +65,10 @@ def is_setting(key: str) -> bool:
     """Whether *key* is a setting, a pass-through cache key, or (ending in ``_``) a family with members."""
     if key in DEFAULTS:
         return True
+    if key == OTHER_SERVER_PREFIX or key.startswith(OTHER_SERVER_PREFIX + "_"):
+        # Another server's key: a setting once its prefix is the default one's.
+        rest = key[len(OTHER_SERVER_PREFIX) :]
+        return not rest or is_setting("MCP" + rest)
     if key.endswith("_"):
         return any(name.startswith(key) for name in DEFAULTS) or any(
             prefix.startswith(key) for prefix in (_CACHE_PREFIX, _EPHEMERAL_PREFIX)
@@ -98,6 +104,7 @@ def test_the_check_tells_settings_from_typos() -> None:
     assert is_setting("MCP_CACHE_") and is_setting("MCP_")
     assert not is_setting("MCP_SSE_KEEP_ALIVE") and not is_setting("MCP_CACHE_REDIS_ULR")
     assert not is_setting("MCP_NOTHING_") and not is_setting("MCP_REQUIRE_PERMISSION")
+    assert is_setting("MCP_ADMIN") and is_setting("MCP_ADMIN_URL_PREFIX") and not is_setting("MCP_ADMIN_URL")
     assert KEY.findall("FLASK_MCP_TOKEN, TASKS_MCP_CACHE_TYPE and ``MCP_AUTH_*``") == ["MCP_AUTH_"]
 
 

@@ -38,8 +38,10 @@ TYPE_ONLY_UPWARD: set[tuple[str, str]] = {
     ("flask_mcp.components.binding", "flask_mcp.core.client"),
     # register_tools registers on an extension.
     ("flask_mcp.components.bulk", "flask_mcp.extension"),
-    # What current_state() returns, and what the transports are handed.
+    # What current_state() returns, what current_mcp is, and what the transports are handed.
     ("flask_mcp.globals", "flask_mcp.state"),
+    ("flask_mcp.globals", "flask_mcp.extension"),
+    ("flask_mcp.transport.metadata", "flask_mcp.state"),
     ("flask_mcp.transport.cgi", "flask_mcp.state"),
     ("flask_mcp.transport.http", "flask_mcp.state"),
     ("flask_mcp.transport.landing", "flask_mcp.state"),

@@ -10,10 +10,8 @@ from __future__ import annotations
 import json
 import typing as t
 
-from flask import Response, current_app, request
+from flask import Response, request
 from markupsafe import escape
-
-from .rest import EXTENSION_KEY as REST_KEY
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
@@ -61,7 +59,7 @@ def page(state: MCPState) -> Response:
     ]
     if state.auth is not None:
         parts.append(f"<p>This server requires authentication: {escape(state.auth.backend.credential_hint)}.</p>")
-    site = current_app.extensions.get(REST_KEY)
+    site = state.rest_site
     if site is not None:
         docs = request.host_url.rstrip("/") + request.script_root + site.prefix.rstrip("/") + "/docs"
         parts.append(f"<p>Its tools are also REST endpoints: <a href='{escape(docs)}'>REST API documentation</a>.</p>")

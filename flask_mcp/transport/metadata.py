@@ -12,10 +12,12 @@ import typing as t
 from flask import Flask, Response, request
 
 from ..auth.gate import METADATA_PATH, AuthGate, current_gate
-from ..globals import state_of
 from ..protocol import jsonrpc
 from .guard import rejection
 from .rules import add_rule
+
+if t.TYPE_CHECKING:
+    from ..state import MCPState
 
 __all__ = ["metadata_view", "register_metadata_routes"]
 
@@ -39,9 +41,9 @@ def metadata_view() -> Response:
     return Response(jsonrpc.encode(current_gate().metadata()), headers=headers, content_type="application/json")
 
 
-def register_metadata_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
-    """Serve the metadata at the well-known URL and at its variant for *mcp_path*."""
-    gate = t.cast(AuthGate, state_of(app).auth)
+def register_metadata_routes(app: Flask, state: MCPState, endpoint_prefix: str, mcp_path: str) -> None:
+    """Serve *state*'s metadata at the well-known URL (unless a server has it) and at its variant for *mcp_path*."""
+    gate = t.cast(AuthGate, state.auth)
     gate.mcp_path = mcp_path
     paths = {METADATA_PATH: "oauth_protected_resource"}
     if mcp_path.strip("/"):

@@ -18,12 +18,12 @@ from __future__ import annotations
 import logging
 import typing as t
 
-from flask import Flask, Response, current_app, request, send_from_directory
+from flask import Flask, Response, request, send_from_directory
 from werkzeug.exceptions import NotFound
 
 from ..auth.gate import Unauthorized, error_status
 from ..core.calls import DirectCallFailed, Reason, call_tool_json, read_resource
-from ..globals import current_state, state_of
+from ..globals import current_state
 from ..policies.principal import Principal
 from ..protocol import jsonrpc
 from ..protocol.errors import describe_exception, is_expected
@@ -63,12 +63,10 @@ _ERRORS: dict[Reason, tuple[int, str]] = {
 JSON_CONTENT_TYPE = "application/json"
 #: Seconds browsers may keep the docs page's scripts and styles.
 ASSET_MAX_AGE = 24 * 3600
-#: Key of the per-app :class:`RestSite` in ``app.extensions``.
-EXTENSION_KEY = "mcp_rest"
 
 
 class RestSite:
-    """What the REST routes of one app need besides :class:`~flask_mcp.extension.MCPState`.
+    """What the REST routes of one server need besides its :class:`~flask_mcp.state.MCPState` (its ``rest_site``).
 
     :param prefix: the normalized ``MCP_REST_PREFIX``.
     :param mcp_path: the path of the MCP endpoint, for the OpenAPI document.
@@ -90,18 +88,18 @@ def _json(payload: t.Any, status: int = 200, headers: dict[str, str] | None = No
     return Response(jsonrpc.encode(payload), status=status, headers=headers, content_type=JSON_CONTENT_TYPE)
 
 
-def add_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
+def add_routes(app: Flask, state: MCPState, endpoint_prefix: str, mcp_path: str) -> None:
     """Add the REST routes to *app*, once, when ``MCP_REST_ENABLED`` is set.
 
     The rules take every HTTP method (:func:`~flask_mcp.transport.rules.add_rule`)
     so the views answer unsupported ones with a JSON 405 rather than werkzeug's
     HTML page.
 
+    :param state: the server whose tools they serve.
     :param endpoint_prefix: the blueprint's endpoint name prefix (``"mcp"``).
     :param mcp_path: where the MCP endpoint itself is routed.
     """
-    state = state_of(app)
-    if not state.settings.rest_enabled or EXTENSION_KEY in app.extensions:
+    if not state.settings.rest_enabled or state.rest_site is not None:
         return
     # By default the REST routes sit beside the endpoint, wherever it was registered.
     prefix = state.settings.rest_prefix
@@ -112,7 +110,7 @@ def add_routes(app: Flask, endpoint_prefix: str, mcp_path: str) -> None:
     site = RestSite(prefix or "/", mcp_path, OpenAPIDocument(state, prefix, mcp_path, security))
     # Registrations after setup (tools added at run time) must show in the document.
     state.mcp.registry.on_change(lambda kind: site.document.invalidate())
-    app.extensions[EXTENSION_KEY] = site
+    state.rest_site = site
     read = ("GET", "HEAD", "OPTIONS")
     views: list[tuple[str, str, t.Callable[..., Response], tuple[str, ...]]] = [
         ("/tools/<name>", "rest_tool", tool_view, ("POST", "OPTIONS")),
@@ -257,7 +255,7 @@ def openapi_view() -> Response:
     rejected = _preflight("GET, HEAD") or _document_auth()
     if rejected is not None:
         return rejected
-    site: RestSite = current_app.extensions[EXTENSION_KEY]
+    site = t.cast(RestSite, current_state().rest_site)
     return Response(site.document.encoded(), content_type=JSON_CONTENT_TYPE)
 
 
@@ -272,7 +270,7 @@ def _document_auth() -> Response | None:
 
 def _docs_url(path: str) -> str:
     """The URL of *path* under the REST prefix, as the browser sees it."""
-    site: RestSite = current_app.extensions[EXTENSION_KEY]
+    site = t.cast(RestSite, current_state().rest_site)
     return request.script_root + site.prefix.rstrip("/") + path
 
 

@@ -54,9 +54,16 @@ __all__ = ["StdioChannel", "StdioServer", "message_context", "serve_stdio"]
 logger = logging.getLogger("flask_mcp")
 
 
-def message_context(app: Flask) -> RequestContext:
-    """The request context one message is handled in (see the module docstring)."""
-    return app.test_request_context(app.config.get("MCP_URL_PREFIX") or "/", method="POST")
+def message_context(app: Flask, path: str | None = None) -> RequestContext:
+    """The request context one message is handled in (see the module docstring).
+
+    :param path: the endpoint's path; by default that of the current server
+        (:func:`~flask_mcp.globals.state_of`), whose request it then is.
+    """
+    if path is None:
+        state = state_of(app)
+        path = state.endpoint_path or state.settings.url_prefix
+    return app.test_request_context(path, method="POST")
 
 
 class _Pending:
@@ -130,6 +137,8 @@ class StdioServer:
         #: Who the process serves (:mod:`flask_mcp.auth.local`), for every message.
         self.principal = principal
         self.mcp = state_of(app)
+        # Worker threads do not see the server the CLI chose: each message names it by its path.
+        self.path = self.mcp.endpoint_path or self.mcp.settings.url_prefix
         self.stdin = stdin
         self.stdout = stdout
         #: The session: the process serves exactly one client.
@@ -289,7 +298,7 @@ class StdioServer:
             return self.closed or self.is_cancelled(message.id)
 
         try:
-            with message_context(self.app):
+            with message_context(self.app, self.path):
                 subscription, refusal = subscription_of(self.mcp, message, self.principal)
                 if subscription is None:
                     self.write(t.cast(dict[str, t.Any], refusal))
@@ -312,7 +321,7 @@ class StdioServer:
     def _handle(self, message: jsonrpc.Message, channel: StdioChannel | None) -> None:
         response: dict[str, t.Any] | None = None
         try:
-            with message_context(self.app):
+            with message_context(self.app, self.path):
                 self.mcp.keep_in_step()
                 response = self.mcp.server.handle(message, self.client, channel, self.principal)
         except Exception as exc:  # the core answers its own errors; this is the context's

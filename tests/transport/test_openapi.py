@@ -150,7 +150,7 @@ def test_document_cached_and_invalidated(app: Flask, mcp: MCP) -> None:
     client = app.test_client()
     first = client.get("/mcp/rest/openapi.json").get_data()
     assert client.get("/mcp/rest/openapi.json").get_data() == first
-    site = app.extensions["mcp_rest"]
+    site = app.extensions["mcp"].rest_site
     assert site.document.encoded() is site.document.encoded()  # built once
 
     @mcp.tool()
