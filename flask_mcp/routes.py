@@ -39,6 +39,7 @@ import marshmallow as ma
 from flask import Flask, current_app, has_app_context, has_request_context, request
 from werkzeug.test import EnvironBuilder
 
+from .globals import servers_of
 from .protocol.errors import ToolError
 from .route_declarations import Declared, RouteOutput, declared_arguments, declared_response
 from .schemas.json_schema import schema_to_json_schema
@@ -50,6 +51,7 @@ if t.TYPE_CHECKING:
 
 __all__ = [
     "BODY_METHODS",
+    "ROUTE_TOOL_ATTRIBUTE",
     "FORWARDED_HEADERS",
     "RouteArguments",
     "ViewRoute",
@@ -58,8 +60,10 @@ __all__ = [
     "route_arguments",
     "route_for",
     "route_of",
+    "route_tool",
 ]
 
+V = t.TypeVar("V", bound=t.Callable[..., t.Any])
 #: Methods whose arguments travel as a JSON body; the others' as the query string.
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 #: Request headers of the MCP caller handed on to the route: its credentials.
@@ -136,44 +140,93 @@ def route_arguments(rule: Rule, method: str, declared: Declared | None = None) -
     )
 
 
+#: The attribute :func:`route_tool` leaves on a view: the options of its tool.
+ROUTE_TOOL_ATTRIBUTE = "_flask_mcp_route_tool"
+
+
+def route_tool(*, name: str | None = None, description: str | None = None, **options: t.Any) -> t.Callable[[V], V]:
+    """Mark a view as a tool for :func:`expose_routes` (``marked=True`` picks the marked ones), with its own options.
+
+    Put it above or below ``@app.route``; *name*, *description* and the
+    other :meth:`~flask_mcp.MCP.tool` options replace what the tool would
+    otherwise get (its endpoint, its docstring, the options given to
+    :func:`expose_routes`). A route serving several methods gives a tool for
+    each, named ``<name>_<method>``.
+    """
+
+    def mark(view: V) -> V:
+        setattr(view, ROUTE_TOOL_ATTRIBUTE, {"name": name, "description": description, **options})
+        return view
+
+    return mark
+
+
+def _route_tool_options(view: t.Callable[..., t.Any]) -> dict[str, t.Any] | None:
+    # The mark, on the view or on a function its decorators wrapped.
+    while view is not None:
+        found = getattr(view, ROUTE_TOOL_ATTRIBUTE, None)
+        if found is not None:
+            return t.cast(dict[str, t.Any], found)
+        view = getattr(view, "__wrapped__", None)  # type: ignore[assignment]
+    return None
+
+
 def expose_routes(
     mcp: MCP,
     app: Flask,
-    endpoints: t.Iterable[str] = ("*",),
+    endpoints: t.Iterable[str] | None = None,
     *,
+    rules: t.Iterable[str] = (),
+    marked: bool = False,
     exclude: t.Iterable[str] = (),
     schemas: t.Mapping[str, type[ma.Schema] | ma.Schema] | None = None,
+    names: t.Mapping[str, str] | None = None,
+    descriptions: t.Mapping[str, str] | None = None,
     **options: t.Any,
 ) -> list[str]:
-    """Register *app*'s routes whose endpoint matches *endpoints* (and no *exclude*) as tools of *mcp*.
+    """Register *app*'s chosen routes as tools of *mcp*; by default every route.
 
-    Patterns are :mod:`fnmatch` patterns over endpoint names (``"notes.*"`` is
-    a blueprint's routes). The extension's own routes and ``static`` are never
-    exposed. A route serving several methods gives a tool for each, named
-    ``<endpoint>_<method>``; one method, ``<endpoint>`` (dots become ``_``).
-    The view's docstring is the description.
+    A route is chosen when its endpoint matches one of *endpoints*
+    (:mod:`fnmatch` patterns: ``"notes.*"`` is a blueprint's routes), its URL
+    rule one of *rules* (``"/api/*"``), or, with *marked*, its view carries
+    :func:`route_tool`; and its endpoint matches no *exclude* pattern. With
+    none of the three, every route is. The extension's own routes and
+    ``static`` are never exposed. A route serving several methods gives a
+    tool for each, named ``<endpoint>_<method>``; one method, ``<endpoint>``
+    (dots become ``_``). The view's docstring is the description.
 
     :param schemas: by endpoint, the schema of the arguments a plain view
         reads (the query string's for ``GET``/``DELETE``, the body's
         otherwise), in place of what the view declares.
+    :param names: by endpoint, the tool's name in place of the endpoint's.
+    :param descriptions: by endpoint, the tool's description in place of the docstring.
     :param options: further :meth:`~flask_mcp.MCP.tool` options for every tool
         (``permissions``, ``annotations``...).
     :returns: the names of the tools registered.
-    :raises ValueError: a pattern matches no route, or a route declares a name twice.
+    :raises ValueError: nothing matches, or a route declares a name twice.
     """
-    patterns, excluded, schemas = tuple(endpoints), tuple(exclude), schemas or {}
-    own_prefix = f"{mcp.blueprint.name}."
-    names: list[str] = []
+    rule_patterns, excluded = tuple(rules), tuple(exclude)
+    patterns = tuple(endpoints) if endpoints is not None else (() if rule_patterns or marked else ("*",))
+    schemas, names, descriptions = schemas or {}, names or {}, descriptions or {}
+    # Every MCP server's own routes (endpoint, REST, metadata), by the blueprint they were registered under.
+    own = set(servers_of(app).by_blueprint) | {mcp.blueprint.name}
+    registered: list[str] = []
     for rule in app.url_map.iter_rules():
         endpoint = rule.endpoint
-        if endpoint == "static" or endpoint.startswith(own_prefix):
+        if endpoint == "static" or endpoint.rpartition(".")[0] in own:
             continue
-        if not any(fnmatch.fnmatchcase(endpoint, p) for p in patterns) or any(
-            fnmatch.fnmatchcase(endpoint, p) for p in excluded
-        ):
-            continue
-        methods = sorted((rule.methods or {"GET"}) - {"HEAD", "OPTIONS"})
         view = app.view_functions[endpoint]
+        mark = _route_tool_options(view)
+        chosen = (
+            any(fnmatch.fnmatchcase(endpoint, p) for p in patterns)
+            or any(fnmatch.fnmatchcase(rule.rule, p) for p in rule_patterns)
+            or (marked and mark is not None)
+        )
+        if not chosen or any(fnmatch.fnmatchcase(endpoint, p) for p in excluded):
+            continue
+        mark = mark or {}
+        methods = sorted((rule.methods or {"GET"}) - {"HEAD", "OPTIONS"})
+        base = mark.get("name") or names.get(endpoint) or endpoint.replace(".", "_")
         for method in methods:
             declared = declared_arguments(view)
             given = schemas.get(endpoint)
@@ -181,17 +234,23 @@ def expose_routes(
                 instance = given() if isinstance(given, type) else given
                 declared = Declared(declared.query, instance) if method in BODY_METHODS else Declared((instance,))
             arguments = route_arguments(rule, method, declared)
-            name = endpoint.replace(".", "_") + (f"_{method.lower()}" if len(methods) > 1 else "")
-            description = (view.__doc__ or f"{method} {rule.rule}").strip()
+            name = base + (f"_{method.lower()}" if len(methods) > 1 else "")
+            description = mark.get("description") or descriptions.get(endpoint) or view.__doc__
             response = declared_response(view)
-            extra = {"output_schema": RouteOutput(response)} if response is not None else {}
-            mcp.tool(name=name, description=description, input_schema=arguments.schema, **{**extra, **options})(
-                _route_call(endpoint, method, arguments)
-            )
-            names.append(name)
-    if not names:
-        raise ValueError(f"no route of the app matches {', '.join(patterns)}")
-    return names
+            tool_options = {
+                "name": name,
+                "description": (description or f"{method} {rule.rule}").strip(),
+                "input_schema": arguments.schema,
+                **({"output_schema": RouteOutput(response)} if response is not None else {}),
+                **options,
+                **{key: value for key, value in mark.items() if key not in ("name", "description")},
+            }
+            mcp.tool(**tool_options)(_route_call(endpoint, method, arguments))
+            registered.append(name)
+    if not registered:
+        wanted = [*patterns, *rule_patterns] + (["views marked with route_tool"] if marked else [])
+        raise ValueError(f"no route of the app matches {', '.join(wanted)}")
+    return registered
 
 
 def _route_call(endpoint: str, method: str, arguments: RouteArguments) -> t.Callable[..., t.Any]:
@@ -332,9 +391,9 @@ def _payload(text: str, mimetype: str) -> t.Any:
 
 
 def _message(payload: t.Any) -> str:
-    # What APIs put their message under: flask-smorest's "message", APIFlask's "message", others' "error".
+    # What APIs put their message under: flask-smorest's and APIFlask's "message", Flask-JWT-Extended's "msg".
     if isinstance(payload, dict):
-        for key in ("message", "error", "description", "detail"):
+        for key in ("message", "msg", "error", "description", "detail"):
             if isinstance(payload.get(key), str):
                 return t.cast(str, payload[key])
         return json.dumps(payload)

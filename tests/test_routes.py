@@ -12,7 +12,7 @@ from marshmallow import fields
 
 from flask_mcp import MCP
 from flask_mcp.route_declarations import Declared
-from flask_mcp.routes import expose_routes, route_arguments
+from flask_mcp.routes import expose_routes, route_arguments, route_tool
 
 NOTES: dict[int, str] = {}
 notes = Blueprint("notes", __name__, url_prefix="/api/notes")
@@ -133,6 +133,83 @@ def test_a_pattern_that_matches_nothing_is_refused() -> None:
     mcp = MCP(name="x")
     with pytest.raises(ValueError, match="no route of the app matches notse"):
         expose_routes(mcp, create_app(mcp), ["notse.*"])
+
+
+def test_routes_are_chosen_by_rule_and_renamed(make_client: t.Any) -> None:
+    mcp = MCP(name="routes")
+    app = create_app(mcp)
+
+    @app.get("/health")
+    def health() -> t.Any:
+        return {"ok": True}
+
+    chosen = expose_routes(
+        mcp,
+        app,
+        rules=["/api/notes/*"],
+        names={"notes.get_note": "read_note"},
+        descriptions={"notes.get_note": "One note, by its number."},
+    )
+    assert chosen == ["read_note"]  # /api/notes itself and /health do not match the rule
+    (tool,) = make_client(app, era="modern").list_tools()
+    assert tool["name"] == "read_note" and tool["description"] == "One note, by its number."
+
+
+def test_a_marked_view_is_chosen_with_its_own_options(make_client: t.Any) -> None:
+    mcp = MCP(name="routes")
+    app = create_app(mcp)
+
+    @route_tool(name="ping", description="Is the app up?", annotations={"readOnlyHint": True})
+    @app.get("/ping")
+    def ping_view() -> t.Any:
+        """Not this docstring."""
+        return {"pong": True}
+
+    @app.get("/unmarked")
+    def unmarked() -> t.Any:
+        return {}
+
+    assert expose_routes(mcp, app, marked=True) == ["ping"]
+    client = make_client(app, era="modern")
+    (tool,) = client.list_tools()
+    assert tool["description"] == "Is the app up?" and tool["annotations"] == {"readOnlyHint": True}
+    assert client.call_tool("ping")["structuredContent"] == {"pong": True}
+    with pytest.raises(ValueError, match="no route of the app matches views marked with route_tool"):
+        expose_routes(MCP(name="other"), create_app(MCP(name="y")), marked=True)
+
+
+def test_another_servers_routes_are_never_exposed() -> None:
+    public, admin = MCP(name="public"), MCP(name="admin", config_prefix="ROUTES_ADMIN", blueprint_name="admin")
+    app = create_app(public)
+    admin.init_app(app)
+    names = expose_routes(public, app)
+    assert names and not any(name.startswith(("admin", "mcp")) for name in names)
+
+
+def test_a_jwt_protected_view_answers_the_callers_token(make_client: t.Any) -> None:
+    flask_jwt_extended = pytest.importorskip("flask_jwt_extended")
+    mcp = MCP(name="jwt")
+    app = Flask("jwt_app")
+    app.config.update(TESTING=True, JWT_SECRET_KEY="a-test-secret-of-32-bytes-or-more!!")
+    flask_jwt_extended.JWTManager(app)
+
+    @app.get("/me")
+    @flask_jwt_extended.jwt_required()
+    def me() -> t.Any:
+        """Who the token says the caller is."""
+        return {"user": flask_jwt_extended.get_jwt_identity()}
+
+    mcp.init_app(app)
+    expose_routes(mcp, app, ["me"])
+    with app.app_context():
+        token = flask_jwt_extended.create_access_token(identity="ada")
+    caller = make_client(app, era="modern", headers={"Authorization": f"Bearer {token}"})
+    assert caller.call_tool("me")["structuredContent"] == {"user": "ada"}
+    refused = make_client(app, era="modern").call_tool("me")
+    assert (
+        refused["isError"] is True
+        and "answered 401 UNAUTHORIZED: Missing Authorization Header" in (refused["content"][0]["text"])
+    )
 
 
 def test_a_flask_login_protected_view_answers_the_callers_token(make_client: t.Any) -> None:
