@@ -237,6 +237,30 @@ def test_runtime_registration_announces_list_changed(streaming_mcp: MCP, make_ap
     assert "late" in {tool["name"] for tool in client.list_tools()}
 
 
+def test_run_time_disable_enable_and_removal_reach_the_sessions_stream(
+    streaming_mcp: MCP, make_app, make_client
+) -> None:
+    app = make_app(streaming_mcp)
+    client = make_client(app)
+    client.initialize()
+    response, events = open_stream(client)
+    changed = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {}}
+    templates = {"jsonrpc": "2.0", "method": "notifications/resources/list_changed", "params": {}}
+    with app.app_context():
+        streaming_mcp.disable("add")
+        assert next(events)["message"] == changed
+        assert "add" not in {tool["name"] for tool in client.list_tools()}
+        streaming_mcp.enable("add")
+        assert next(events)["message"] == changed
+        streaming_mcp.remove_tool("polite")
+        assert next(events)["message"] == changed
+        streaming_mcp.remove_template("docs://{slug}")
+        assert next(events)["message"] == templates
+    response.close()
+    assert {tool["name"] for tool in client.list_tools()} == {"add"}
+    assert client.list_resource_templates() == []
+
+
 def first_event_in_thread(
     client: t.Any, last_event_id: str | None = None
 ) -> tuple[threading.Event, queue.Queue[dict[str, t.Any]]]:
