@@ -193,6 +193,16 @@ DEFAULTS: dict[str, t.Any] = {
     # Seconds a subscriptions/listen stream stays open before the server ends it
     # with its result (clients listen again).
     "MCP_LISTEN_MAX_LIFETIME": 3600,
+    # Tasks (tools with task=): seconds a task is kept from its creation (a client may ask for less).
+    "MCP_TASK_TTL": 3600,
+    # Seconds clients are told to wait between two polls of a task.
+    "MCP_TASK_POLL_INTERVAL": 0.5,
+    # Tasks one caller may have that have not ended; None: no limit.
+    "MCP_TASK_MAX_PER_CALLER": 100,
+    # Threads of this process that run tasks (the embedded executor).
+    "MCP_TASK_WORKERS": 4,
+    # The most one task's record (its result, answers and questions) may hold, in bytes of JSON.
+    "MCP_TASK_MAX_BYTES": 1024 * 1024,
 }
 
 _CACHE_PREFIX = "MCP_CACHE_"
@@ -323,6 +333,11 @@ class Settings:
     context_state_ttl: int = 3600
     context_state_max_bytes: int = 65536
     listen_max_lifetime: float = 3600.0
+    task_ttl: int = 3600
+    task_poll_interval: float = 0.5
+    task_max_per_caller: int | None = 100
+    task_workers: int = 4
+    task_max_bytes: int = 1024 * 1024
     #: The prefix of the keys these settings were read from (``MCP``, or the server's ``config_prefix``).
     config_prefix: str = DEFAULT_PREFIX
 
@@ -403,6 +418,11 @@ class Settings:
             context_state_ttl=positive(config, "MCP_CONTEXT_STATE_TTL"),
             context_state_max_bytes=positive(config, "MCP_CONTEXT_STATE_MAX_BYTES"),
             listen_max_lifetime=float(positive_number(config, "MCP_LISTEN_MAX_LIFETIME")),
+            task_ttl=positive(config, "MCP_TASK_TTL"),
+            task_poll_interval=float(positive_number(config, "MCP_TASK_POLL_INTERVAL")),
+            task_max_per_caller=optional_positive(config, "MCP_TASK_MAX_PER_CALLER"),
+            task_workers=positive(config, "MCP_TASK_WORKERS"),
+            task_max_bytes=positive(config, "MCP_TASK_MAX_BYTES"),
         )
 
 

@@ -36,6 +36,10 @@ RESULT_TYPES = {
     "prompts/get": "GetPromptResult",
     "completion/complete": "CompleteResult",
     "server/discover": "DiscoverResult",
+    # 2025-11-25's experimental tasks (the 2026-07-28 schema has none: tasks are an extension there).
+    "tasks/get": "GetTaskResult",
+    "tasks/list": "ListTasksResult",
+    "tasks/cancel": "CancelTaskResult",
 }
 
 
@@ -84,6 +88,10 @@ class SchemaValidator:
             self._validators[name] = jsonschema.Draft202012Validator(document)
         return self._validators[name]
 
+    def defines(self, name: str) -> bool:
+        """Whether the schema has the definition *name* (tasks' are only in 2025-11-25's)."""
+        return name in self._root.get("$defs", {})
+
     def check(self, name: str, instance: t.Any) -> None:
         """Raise ``jsonschema.ValidationError`` unless *instance* is a valid *name*."""
         if self.available:
@@ -108,12 +116,24 @@ class SchemaValidator:
         else:
             assert "result" in envelope
             self.check("JSONRPCResultResponse", envelope)
-            if envelope["result"].get("resultType") == "input_required":
-                self.check("InputRequiredResult", envelope["result"])
-            elif method in RESULT_TYPES:
-                self.check(RESULT_TYPES[method], envelope["result"])
+            result = envelope["result"]
+            name = _result_type(method, result)
+            if name is not None and (name == "InputRequiredResult" or self.defines(name)):
+                self.check(name, result)
             if method == "tools/call":
                 assert envelope["result"].get("isError", True) is True, "a success result never carries isError"
+
+
+def _result_type(method: str | None, result: dict[str, t.Any]) -> str | None:
+    """The definition a result of *method* must satisfy, by what it is."""
+    kind = result.get("resultType")
+    if kind == "input_required":
+        return "InputRequiredResult"
+    if kind == "task":
+        return "Result"  # the tasks extension's CreateTaskResult: not in the core schema
+    if method == "tools/call" and "task" in result and "content" not in result:
+        return "CreateTaskResult"
+    return RESULT_TYPES.get(method or "")
 
 
 @functools.cache

@@ -25,6 +25,7 @@ from .auth import AuthGate, StaticTokenBackend
 from .config import LateSettingWarning, ProcessLocalSessionsWarning, Settings, changed_settings
 from .core.context import use_state_store
 from .core.server import Server
+from .core.tasks import Tasks
 from .policies.ratelimit import CacheRateLimiter
 from .protocol.errors import NotFoundError, ToolError
 from .results.spill import CacheResultStore
@@ -39,7 +40,9 @@ from .stores.request_state import SignedState, shared_key
 from .stores.sessions import SessionStore
 from .stores.shared_registry import KEY as REGISTRY_KEY
 from .stores.shared_registry import SharedRegistry
+from .stores.tasks import CacheTaskStore
 from .stores.waker import Waker
+from .tasks_runner import ThreadTaskRunner
 from .transport.stream_slots import StreamSlots
 
 if t.TYPE_CHECKING:
@@ -289,6 +292,14 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         # ctx.state lives with the other short-lived shared state, where it can never evict a session.
         use_state_store(
             server, CacheStateStore(ephemeral, settings.context_state_ttl, settings.context_state_max_bytes)
+        )
+        # Task records too: every process answers for a task, whichever runs it.
+        server.tasks = Tasks(
+            CacheTaskStore(ephemeral, settings.task_max_bytes),
+            ThreadTaskRunner(app, mcp.blueprint.name, settings.task_workers),
+            ttl_ms=settings.task_ttl * 1000,
+            poll_interval_ms=max(1, round(settings.task_poll_interval * 1000)),
+            max_live=settings.task_max_per_caller,
         )
     return MCPState(
         mcp,

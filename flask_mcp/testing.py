@@ -26,6 +26,7 @@ schema file (it needs the ``jsonschema`` package).
 from __future__ import annotations
 
 import json
+import time
 import typing as t
 
 from .auth.gate import TEST_PRINCIPAL_KEY
@@ -42,7 +43,7 @@ if t.TYPE_CHECKING:
 
     from .state import MCPState
 
-__all__ = ["RESULT_TYPES", "Answers", "MCPTestClient", "SchemaValidator"]
+__all__ = ["RESULT_TYPES", "TASK_PAUSES", "Answers", "MCPTestClient", "SchemaValidator"]
 
 #: Canned answers to input requests by key, or a function of the key and the
 #: request (``{"method", "params"}``) that returns the answer.
@@ -51,6 +52,8 @@ Answers = t.Union[t.Mapping[str, t.Any], t.Callable[[str, dict[str, t.Any]], t.A
 MAX_ROUNDS = 10
 
 ACCEPT = "application/json, text/event-stream"
+#: The statuses :meth:`MCPTestClient.wait_for_task` waits for by default: ended, or waiting for answers.
+TASK_PAUSES = frozenset({"completed", "failed", "cancelled", "input_required"})
 
 
 def _server_at(app: Flask, path: str) -> MCPState | None:
@@ -318,6 +321,28 @@ class MCPTestClient:
     ) -> dict[str, t.Any]:
         """``tools/call``; returns the ``CallToolResult`` (after input rounds answered from *answers*)."""
         return self.rounds("tools/call", {"name": name, "arguments": arguments or {}}, answers)
+
+    def get_task(self, task_id: str) -> dict[str, t.Any]:
+        """``tasks/get``: the task (in the modern era with its ``result``, ``error`` or ``inputRequests``)."""
+        return self.request("tasks/get", {"taskId": task_id})
+
+    def wait_for_task(
+        self, task_id: str, statuses: t.Collection[str] = TASK_PAUSES, *, timeout: float = 10.0
+    ) -> dict[str, t.Any]:
+        """Poll ``tasks/get`` until the task's status is one of *statuses* (by default: ended, or waiting
+        for answers); the task then.
+
+        Polls as a client would, every ``pollIntervalMs`` (at most every 20 ms here).
+
+        :raises AssertionError: it did not get there within *timeout* seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            task = self.get_task(task_id)
+            if task["status"] in statuses:
+                return task
+            assert time.monotonic() < deadline, f"task {task_id} is still {task['status']} after {timeout} s"
+            time.sleep(min(0.02, (task.get("pollIntervalMs") or task.get("pollInterval") or 20) / 1000))
 
     def list_tools(self) -> list[dict[str, t.Any]]:
         """Every tool descriptor, following ``nextCursor`` across pages."""

@@ -84,6 +84,14 @@ def drop(name: str) -> str:
     return f"removed {name}"
 
 
+@mcp.tool(task="optional")
+def confirm_on(host: str, ctx: Context) -> dict[str, t.Any]:
+    """A task that asks for confirmation; reports which process ran each of its runs."""
+    ctx.report_progress(0, message=f"asking about {host}")
+    answer = ctx.elicit(f"Restart {host}?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}, key="ok")
+    return {"host": host, "ok": bool((answer.content or {}).get("ok")), "pid": os.getpid()}
+
+
 class NoteThreads:
     """WSGI wrapper: note the thread of every request and of every client answer."""
 

@@ -11,9 +11,14 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import sys
 import typing as t
+from pathlib import Path
 
 from flask import Flask
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the fixtures beside it, however it is loaded
+import task_fixtures
 
 from flask_mcp import (
     MCP,
@@ -401,6 +406,9 @@ def test_prompt_with_image() -> list[t.Any]:
         PromptMessage("user", ImageContent(IMAGE, "image/png")),
         PromptMessage("user", "Please analyze the image above."),
     ]
+
+
+task_fixtures.register(mcp)
 
 
 def create_app() -> Flask:

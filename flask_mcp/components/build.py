@@ -28,6 +28,7 @@ from .model import (
     Resource,
     ResourceTemplate,
     SchemaLike,
+    TaskSupport,
     Tool,
     as_schema,
     completers_for,
@@ -123,6 +124,12 @@ class ToolOptions(t.TypedDict, total=False):
     cache_scope: CacheScope | None
     #: Labels that ``MCP(include_tags=..., exclude_tags=...)`` select by; listed in ``_meta`` under :data:`TAGS_META`.
     tags: t.Iterable[str] | None
+    #: Whether a call may (``"optional"``) or must (``"required"``) run as a task that outlives
+    #: its request; ``"forbidden"`` (the default) never does. See :doc:`tasks`.
+    task: TaskSupport | None
+    #: Questions settled before a task is created: key -> an input request
+    #: (:class:`~flask_mcp.Elicit`...). The task's ``ctx.elicit(..., key=...)`` finds the answers.
+    ask_first: t.Mapping[str, t.Any] | None
 
 
 class ResourceOptions(t.TypedDict, total=False):
@@ -298,9 +305,20 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
         always_listed=bool(options.get("always_listed", False)),
         rate_limit=parse_limit(options.get("rate_limit")),
         param_headers=_param_headers(name, options.get("headers"), arguments),
+        task_support=_task_support(name, options.get("task"), options.get("ask_first")),
+        ask_first=dict(options.get("ask_first") or {}),
         **_tagged(options),
         **_cache_hints(options, f"tool {name!r}"),
     )
+
+
+def _task_support(name: str, task: t.Any, ask_first: t.Any) -> TaskSupport:
+    support = "forbidden" if task is None else task
+    if support not in ("forbidden", "optional", "required"):
+        raise ValueError(f"tool {name!r}: task must be 'forbidden', 'optional' or 'required', not {task!r}")
+    if ask_first and support == "forbidden":
+        raise ValueError(f"tool {name!r}: ask_first= is for tools that run as tasks (task='optional' or 'required')")
+    return t.cast("TaskSupport", support)
 
 
 def _input_schema(

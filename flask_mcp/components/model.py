@@ -35,6 +35,7 @@ __all__ = [
     "Resource",
     "ResourceTemplate",
     "SchemaLike",
+    "TaskSupport",
     "Tool",
 ]
 
@@ -42,6 +43,8 @@ __all__ = [
 SchemaLike = t.Union[type[ma.Schema], ma.Schema, t.Mapping[str, fields.Field[t.Any]]]
 #: A pydantic model class, which tools also take as a schema (the ``pydantic`` extra).
 PydanticModelClass: t.TypeAlias = "type[pydantic.BaseModel]"
+#: Whether a tool's calls run as tasks (:mod:`flask_mcp.core.tasks`).
+TaskSupport = t.Literal["forbidden", "optional", "required"]
 #: Completion source: a fixed list, or ``f(value, arguments) -> iterable of str``.
 Completer = t.Union[t.Sequence[str], t.Callable[[str, dict[str, str]], t.Iterable[str]]]
 
@@ -156,6 +159,10 @@ class Tool:
     defaults: ToolDefaults = dataclasses.field(default_factory=ToolDefaults)
     #: Argument name -> the header it also travels in (``Mcp-Param-<name>``), as ``x-mcp-header``.
     param_headers: dict[str, str] | None = None
+    #: ``"forbidden"``, ``"optional"`` or ``"required"``: whether its calls run as tasks.
+    task_support: TaskSupport = "forbidden"
+    #: Questions asked before a task is created, by key (input requests of :mod:`flask_mcp.core.input_requests`).
+    ask_first: dict[str, t.Any] = dataclasses.field(default_factory=dict)
 
     def use_defaults(self, defaults: ToolDefaults) -> None:
         """Apply new server-wide defaults, dropping everything computed from the old ones."""
@@ -210,6 +217,7 @@ class Tool:
             outputSchema=schema_to_json_schema(self.output_schema, "output") if advertise else None,  # type: ignore[arg-type]
             annotations=self.annotations,
             icons=self.icons,
+            execution=None if self.task_support == "forbidden" else {"taskSupport": self.task_support},
             _meta=self.meta,
         )
 

@@ -19,7 +19,7 @@ from .subscriptions import LocalSubscriptions, Subscriptions
 
 if t.TYPE_CHECKING:
     from ..policies.principal import Principal
-    from .rounds import Round
+    from .rounds import Answers
     from .server import Server
 
 __all__ = ["Call", "ClientState"]
@@ -88,7 +88,7 @@ class Call:
     principal: Principal | None = None
     #: The answers a modern ``tools/call``, ``prompts/get`` or ``resources/read`` brought
     #: (:mod:`flask_mcp.core.rounds`); ``None`` in the handshake era.
-    round: Round | None = None
+    round: Answers | None = None
     #: The tool, resource or prompt the request resolved to, once its handler found it.
     component: t.Any = None
 

@@ -25,7 +25,18 @@ CACHEABLE = frozenset(
     {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 )
 #: Handshake-era methods the modern era removed: they are unknown there (-32601, HTTP 404).
-MODERN_REMOVED = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+MODERN_REMOVED = frozenset(
+    {
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        # The tasks extension has neither: tasks/get answers with the result, and tasks are not listed.
+        "tasks/result",
+        "tasks/list",
+    }
+)
 
 
 def finish(call: Call, result: dict[str, t.Any]) -> dict[str, t.Any]:

@@ -32,6 +32,7 @@ if t.TYPE_CHECKING:
 
 __all__ = [
     "ROUND_METHODS",
+    "Answers",
     "InputRequired",
     "MissingCapability",
     "Round",
@@ -106,7 +107,52 @@ def _canonical(value: t.Any) -> t.Any:
     return value
 
 
-class Round:
+class Answers:
+    """The answers a handler's questions find, and the questions it asks that have none.
+
+    The part of a round that does not depend on where answers come from: a
+    modern request's ``requestState`` and ``inputResponses`` (:class:`Round`),
+    or a task's record (:mod:`flask_mcp.core.tasks`).
+
+    :param answers: the answers by key.
+    """
+
+    def __init__(self, answers: dict[str, t.Any] | None = None) -> None:
+        #: Every answer there is, by key.
+        self.answers: dict[str, t.Any] = dict(answers or {})
+        #: The answers the handler used.
+        self.used: dict[str, t.Any] = {}
+        self._counts: dict[str, int] = {}
+
+    def key(self, request: InputRequest, key: str | None) -> str:
+        """The key of *request*: *key*, or the next ``<kind>-<n>`` of this run."""
+        if key is not None:
+            return key
+        count = self._counts[request.kind] = self._counts.get(request.kind, 0) + 1
+        return f"{request.kind}-{count}"
+
+    def ask(self, requests: dict[str, InputRequest], capabilities: dict[str, t.Any]) -> dict[str, t.Any]:
+        """The answers to *requests*, or raise :class:`InputRequired` for the ones still open.
+
+        :raises MissingCapability: a request the client's capabilities do not allow.
+        :raises MCPError: -32602 for an answer that does not fit its question.
+        """
+        found: dict[str, t.Any] = {}
+        missing: dict[str, InputRequest] = {}
+        for key, request in requests.items():
+            if key in self.answers:
+                found[key] = request.answer(key, self.answers[key])
+                self.used[key] = self.answers[key]
+            elif not request.declared(capabilities):
+                raise MissingCapability(request)
+            else:
+                missing[key] = request
+        if missing:
+            raise InputRequired(missing)
+        return found
+
+
+class Round(Answers):
     """The answers one modern request brings, and the questions its handler asks.
 
     :param call: the request; its method, name or URI and arguments bind the state.
@@ -117,15 +163,11 @@ class Round:
     """
 
     def __init__(self, call: Call, sealer: Sealer, max_state_bytes: int) -> None:
+        super().__init__()
         self.call = call
         self.sealer = sealer
         self.max_state_bytes = max_state_bytes
         params = call.params
-        #: Answers of earlier rounds (from the state) and of this one (``inputResponses``).
-        self.answers: dict[str, t.Any] = {}
-        #: The answers the handler used; only these go on to the next round's state.
-        self.used: dict[str, t.Any] = {}
-        self._counts: dict[str, int] = {}
         state = params.get("requestState")
         if state is not None:
             self.answers.update(self._open(state))
@@ -162,33 +204,6 @@ class Round:
             raise _rejected("requestState was issued for another request (its method, name, URI or arguments differ)")
         answers = payload.get("a")
         return answers if isinstance(answers, dict) else {}
-
-    def key(self, request: InputRequest, key: str | None) -> str:
-        """The key of *request*: *key*, or the next ``<kind>-<n>`` of this run."""
-        if key is not None:
-            return key
-        count = self._counts[request.kind] = self._counts.get(request.kind, 0) + 1
-        return f"{request.kind}-{count}"
-
-    def ask(self, requests: dict[str, InputRequest], capabilities: dict[str, t.Any]) -> dict[str, t.Any]:
-        """The answers to *requests*, or raise :class:`InputRequired` for the ones still open.
-
-        :raises MissingCapability: a request the client's capabilities do not allow.
-        :raises MCPError: -32602 for an answer that does not fit its question.
-        """
-        found: dict[str, t.Any] = {}
-        missing: dict[str, InputRequest] = {}
-        for key, request in requests.items():
-            if key in self.answers:
-                found[key] = request.answer(key, self.answers[key])
-                self.used[key] = self.answers[key]
-            elif not request.declared(capabilities):
-                raise MissingCapability(request)
-            else:
-                missing[key] = request
-        if missing:
-            raise InputRequired(missing)
-        return found
 
     def result(self, pending: InputRequired) -> dict[str, t.Any]:
         """The ``input_required`` result asking for *pending*, with the sealed state of this round."""

@@ -41,6 +41,7 @@ from .context import Channel
 from .hooks import Hooks
 from .methods import HANDLERS, MODERN_HANDLERS, NOTIFICATION_HANDLERS
 from .rounds import ROUND_METHODS, InputRequired, Round, Sealer
+from .tasks import Tasks
 
 __all__ = ["Server"]
 
@@ -187,6 +188,8 @@ class Server:
         self._meta_server_info: dict[str, t.Any] | None = None
         #: The before/after/error hooks of calls (:mod:`flask_mcp.core.hooks`); the extension shares its own.
         self.hooks = Hooks()
+        #: Where tasks are kept and what runs them (:mod:`flask_mcp.core.tasks`); ``None``: no tool runs as a task.
+        self.tasks: Tasks | None = None
 
     def current_request(self) -> t.Any:
         """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""

@@ -162,6 +162,18 @@ class ListenParamsSchema(RequestParamsSchema):
     notifications = ObjectField(SubscriptionFilterSchema, required=True)
 
 
+class TaskParamsSchema(RequestParamsSchema):
+    """``tasks/get``, ``tasks/result`` and ``tasks/cancel``: the ``taskId``."""
+
+    taskId = fields.String(required=True)  # the wire name
+
+
+class TaskUpdateParamsSchema(TaskParamsSchema):
+    """``tasks/update`` (the 2026-07-28 tasks extension): answers to the task's questions, by key."""
+
+    inputResponses = fields.Dict(keys=fields.String(), required=True)  # the wire name
+
+
 class ReferenceSchema(OpenSchema):
     """``ref`` of ``completion/complete``: a prompt by ``name`` or a resource template by ``uri``."""
 
@@ -232,6 +244,11 @@ PARAMS_SCHEMAS: dict[str, ma.Schema] = {
     "completion/complete": CompleteParamsSchema(),
     "server/discover": RequestParamsSchema(),
     "subscriptions/listen": ListenParamsSchema(),
+    "tasks/get": TaskParamsSchema(),
+    "tasks/result": TaskParamsSchema(),
+    "tasks/list": PaginatedParamsSchema(),
+    "tasks/cancel": TaskParamsSchema(),
+    "tasks/update": TaskUpdateParamsSchema(),
 }
 
 #: Notification method -> the schema its params must satisfy. Others pass as they are.

@@ -37,7 +37,15 @@ __all__ = [
 ]
 
 #: Methods whose target travels in ``Mcp-Name``, and the param that names it.
-NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_PARAMS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension routes its methods by the task they name.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _SENTINEL = re.compile(r"=\?base64\?([A-Za-z0-9+/=]*)\?=")
 _PLAIN = re.compile(r"[\x20-\x7e]*")
 _HEADER = "x-mcp-header"

@@ -36,6 +36,11 @@ VALID: dict[str, dict[str, t.Any]] = {
     "completion/complete": {"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "a", "value": ""}},
     "server/discover": {},
     "subscriptions/listen": {"notifications": {}},
+    "tasks/get": {"taskId": "t1"},
+    "tasks/result": {"taskId": "t1"},
+    "tasks/list": {},
+    "tasks/cancel": {"taskId": "t1"},
+    "tasks/update": {"taskId": "t1", "inputResponses": {}},
 }
 
 #: (method, params, the fields.* path expected in the messages)
@@ -50,6 +55,9 @@ INVALID: list[tuple[str, dict[str, t.Any], tuple[str, ...]]] = [
         ("clientInfo", "version"),
     ),
     ("logging/setLevel", {}, ("level",)),
+    ("tasks/get", {}, ("taskId",)),
+    ("tasks/cancel", {"taskId": 7}, ("taskId",)),
+    ("tasks/update", {"taskId": "t1"}, ("inputResponses",)),
     ("logging/setLevel", {"level": "loud"}, ("level",)),
     ("logging/setLevel", {"level": 3}, ("level",)),
     ("tools/list", {"cursor": 7}, ("cursor",)),

@@ -43,5 +43,5 @@ def test_disable_and_removal_on_one_process_hold_on_the_other(redis_url: str) ->
         assert "spare" not in tool_names(b, session_id)
         dropped = result(a.post(call("drop", {"name": "interview"}), session_id))
         assert dropped["content"] == [{"type": "text", "text": "removed interview"}]
-        assert tool_names(b, session_id) == {"flip", "drop"}
+        assert tool_names(b, session_id) == {"flip", "drop", "confirm_on"}
         assert message(b.post(call("interview", {"prompt": "hi"}), session_id))["error"]["code"] == -32602

@@ -137,3 +137,63 @@ async def test_a_listen_stream_hears_a_change_made_on_the_other_process(redis_ur
                     assert isinstance(await stream.__anext__(), ToolsListChanged)
             tools = {tool.name for tool in (await client.list_tools()).tools}
             assert "spare" not in tools and "flip" in tools
+
+
+def modern_post(url: str, method: str, params: dict[str, t.Any], name: str | None = None) -> dict[str, t.Any]:
+    """One stateless 2026-07-28 request declaring the tasks extension; its JSON-RPC response."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
+        },
+    }
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
+               "Mcp-Method": method}  # fmt: skip
+    if name is not None:
+        headers["Mcp-Name"] = name
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+    answer = httpx2.post(url, json=body, headers=headers, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return t.cast(dict[str, t.Any], answer.json())
+
+
+def poll_task(url: str, task_id: str, statuses: set[str]) -> dict[str, t.Any]:
+    """``tasks/get`` at *url* until the task's status is one of *statuses* (10 s at most)."""
+    deadline = threading.Event()
+    timer = threading.Timer(10, deadline.set)
+    timer.start()
+    try:
+        while not deadline.is_set():
+            task = modern_post(url, "tasks/get", {"taskId": task_id}, name=task_id)["result"]
+            if task["status"] in statuses:
+                return task
+            deadline.wait(0.02)
+    finally:
+        timer.cancel()
+    raise AssertionError(f"task {task_id} never reached {statuses}")
+
+
+def test_a_task_made_on_one_process_is_followed_answered_and_finished_through_the_other(redis_url: str) -> None:
+    env = {
+        "MCP_CACHE_TYPE": "RedisCache",
+        "MCP_CACHE_REDIS_URL": redis_url,
+        "MCP_CACHE_KEY_PREFIX": f"flask_mcp_tasks:{uuid.uuid4().hex}:",
+    }
+    with gunicorn(**env) as first, gunicorn(**env) as second:
+        call = {"name": "confirm_on", "arguments": {"host": "db1"}}
+        created = modern_post(first.url, "tools/call", call, "confirm_on")
+        task_id = created["result"]["taskId"]
+        assert created["result"]["resultType"] == "task"
+        # The other process reads the task the first one runs, up to its question.
+        waiting = poll_task(second.url, task_id, {"input_required", "failed"})
+        assert waiting["status"] == "input_required" and set(waiting["inputRequests"]) == {"ok"}
+        answer = {"ok": {"action": "accept", "content": {"ok": True}}}
+        updated = modern_post(second.url, "tasks/update", {"taskId": task_id, "inputResponses": answer}, task_id)
+        assert updated["result"]["resultType"] == "complete"
+        # The answer given to the second process resumes the task there; the first sees it end.
+        done = poll_task(first.url, task_id, {"completed", "failed"})
+        assert done["status"] == "completed", done
+        result = done["result"]["structuredContent"]
+        assert (result["host"], result["ok"]) == ("db1", True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import typing as t
 
-from . import completion, discover, lifecycle, prompts, resources, subscriptions, tools
+from . import completion, discover, lifecycle, prompts, resources, subscriptions, tasks, tools
 
 if t.TYPE_CHECKING:
     from ..client import Call
@@ -36,6 +36,10 @@ HANDLERS: dict[str, Handler] = {
     "prompts/list": prompts.list_prompts,
     "prompts/get": prompts.get_prompt,
     "completion/complete": completion.complete,
+    "tasks/get": tasks.get_task,
+    "tasks/result": tasks.task_result,
+    "tasks/list": tasks.list_tasks,
+    "tasks/cancel": tasks.cancel_task,
 }
 
 #: Request method name -> handler, in the modern era (2026-07-28): no handshake, no
@@ -53,6 +57,9 @@ MODERN_HANDLERS: dict[str, Handler] = {
     "prompts/get": prompts.get_prompt,
     "completion/complete": completion.complete,
     "subscriptions/listen": subscriptions.listen,
+    "tasks/get": tasks.modern_get_task,
+    "tasks/update": tasks.update_task,
+    "tasks/cancel": tasks.modern_cancel_task,
 }
 
 #: Notification method name -> handler. Unknown notifications are ignored.

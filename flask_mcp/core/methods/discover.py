@@ -5,6 +5,8 @@ from __future__ import annotations
 import typing as t
 
 from ...protocol.versions import ALL_PROTOCOL_VERSIONS
+from ..task_start import serves_tasks
+from ..tasks import EXTENSION
 
 if t.TYPE_CHECKING:
     from ..client import Call
@@ -17,9 +19,12 @@ def discover(call: Call) -> dict[str, t.Any]:
     modern result alike (:mod:`flask_mcp.core.modern`).
     """
     server = call.server
+    capabilities = server.capabilities()
+    if serves_tasks(server):
+        capabilities["extensions"] = {**capabilities.get("extensions", {}), EXTENSION: {}}
     result: dict[str, t.Any] = {
         "supportedVersions": list(ALL_PROTOCOL_VERSIONS),
-        "capabilities": server.capabilities(),
+        "capabilities": capabilities,
     }
     if server.instructions:
         result["instructions"] = server.instructions

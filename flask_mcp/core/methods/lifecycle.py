@@ -7,10 +7,13 @@ import typing as t
 from ...protocol import jsonrpc
 from ...protocol.jsonrpc import INVALID_PARAMS, MCPError
 from ...protocol.versions import LATEST_PROTOCOL_VERSION, LOG_LEVELS, SUPPORTED_PROTOCOL_VERSIONS
+from ..task_start import serves_tasks
 
 if t.TYPE_CHECKING:
     from ..client import Call
 
+#: The first revision with tasks (experimental there).
+TASKS_SINCE = "2025-11-25"
 #: What a session may store about its client: sessions stay small in the cache.
 MAX_CLIENT_STATE_BYTES = 16 * 1024
 
@@ -30,9 +33,13 @@ def initialize(call: Call) -> dict[str, t.Any]:
     state.capabilities = capabilities
     state.client_info = client_info
     state.changed = True
+    capabilities = server.capabilities()
+    if state.protocol_version >= TASKS_SINCE and serves_tasks(server):
+        # 2025-11-25's experimental tasks: tools/call may run as one, listed and cancelled.
+        capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
     result: dict[str, t.Any] = {
         "protocolVersion": state.protocol_version,
-        "capabilities": server.capabilities(),
+        "capabilities": capabilities,
         "serverInfo": server.server_info(),
     }
     if server.instructions:

@@ -16,6 +16,7 @@ from ...results.formats import ErrorType, error_result
 from ...results.spill import spill_uri
 from ..calls import check_arguments, execute_tool
 from ..input_requests import InputError
+from ..task_start import start_task
 from .listing import list_page
 
 if t.TYPE_CHECKING:
@@ -61,7 +62,9 @@ def call_tool(call: Call) -> dict[str, t.Any]:
     results with ``isError`` so the model can see them and correct itself,
     worded by the tool's error format; only a call that names no known tool
     is a protocol error, and a result that breaks the tool's own
-    ``outputSchema`` is a server error.
+    ``outputSchema`` is a server error. A tool that runs as a task
+    (:mod:`flask_mcp.core.tasks`) answers with the task instead, once the
+    caller is admitted and the arguments are valid.
     """
     name = call.param("name", str)
     arguments = call.param("arguments", dict, required=False) or {}
@@ -69,23 +72,57 @@ def call_tool(call: Call) -> dict[str, t.Any]:
     if tool is None:
         raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}")
     call.component = tool
-    policy = tool.resolved
     try:
         loaded = check_arguments(call, tool, arguments)
     except ma.ValidationError as exc:
-        return error_result(
-            f"Invalid arguments: {_describe_arguments_error(exc)}",
-            error_type="validation_error",
-            detail=exc.messages,
-            value=arguments,
-            include_value=policy.include_validation_value,
-            error_format=policy.error_format,
-        )
+        return _invalid_arguments(tool, arguments, exc)
+    if tool.task_support != "forbidden" or call.params.get("task") is not None:
+        created = start_task(call, tool, arguments)
+        if created is not None:
+            return created
+    return complete_call(call, tool, loaded, arguments)
+
+
+def _invalid_arguments(tool: Tool, arguments: dict[str, t.Any], exc: ma.ValidationError) -> dict[str, t.Any]:
+    policy = tool.resolved
+    return error_result(
+        f"Invalid arguments: {_describe_arguments_error(exc)}",
+        error_type="validation_error",
+        detail=exc.messages,
+        value=arguments,
+        include_value=policy.include_validation_value,
+        error_format=policy.error_format,
+    )
+
+
+def run_in_task(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
+    """Run an admitted call of *tool* as its task does: validated again, not admitted again.
+
+    :raises MCPError: one the tool raised: it fails the task with that error.
+    """
+    try:
+        loaded = tool.load_arguments(arguments)
+    except ma.ValidationError as exc:
+        return _invalid_arguments(tool, arguments, exc)
+    return complete_call(call, tool, loaded, arguments, protocol_errors=True)
+
+
+def complete_call(
+    call: Call, tool: Tool, loaded: t.Any, arguments: dict[str, t.Any], *, protocol_errors: bool = False
+) -> dict[str, t.Any]:
+    """Run *tool* with its validated arguments and convert what it returned into the ``CallToolResult``.
+
+    :param protocol_errors: let an :class:`~flask_mcp.MCPError` the tool raised through (a task's
+        run, which it fails), instead of making it an error result.
+    """
+    policy = tool.resolved
     try:
         value = execute_tool(call, tool, loaded, arguments.keys())
     except Exception as exc:
         if isinstance(exc, InputError) and call.round is not None:
             raise  # the modern era's protocol error (-32021, -32602), not a failure of the tool
+        if protocol_errors and isinstance(exc, MCPError) and not isinstance(exc, InputError):
+            raise
         error_type, message, detail = _failure(exc, call, tool)
         return error_result(message, error_type=error_type, detail=detail, error_format=policy.error_format)
     try:
@@ -99,7 +136,7 @@ def call_tool(call: Call) -> dict[str, t.Any]:
     except (TypeError, ValueError) as exc:
         # The tool worked but returned something JSON cannot carry (NaN, a
         # custom object): say so, rather than a misleading "tool failed".
-        logger.exception("tool %r returned a value that is not JSON", name)
+        logger.exception("tool %r returned a value that is not JSON", tool.name)
         return error_result(
             f"the tool returned a value that cannot be sent as JSON ({exc})", error_format=policy.error_format
         )

@@ -1,0 +1,143 @@
+"""``tasks/*``: reading, answering and cancelling tasks (:mod:`flask_mcp.core.tasks`), in both eras.
+
+The modern era (the 2026-07-28 extension) has ``tasks/get`` (the task with
+its result, error or questions), ``tasks/update`` (answers) and
+``tasks/cancel`` (an acknowledgement), each only for a request that
+declares the extension. The handshake era (2025-11-25) has ``tasks/get``,
+``tasks/result`` (waits for the end, then answers as the call would have),
+``tasks/list`` (the caller's own, paged) and ``tasks/cancel`` (the task).
+"""
+
+from __future__ import annotations
+
+import time
+import typing as t
+
+from ...components.registry import InvalidCursor, paginate
+from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
+from ..task_run import answer, cancel
+from ..task_start import declared_extension, missing_extension
+from ..tasks import RELATED_TASK, owner_of
+
+if t.TYPE_CHECKING:
+    from ..client import Call
+    from ..tasks import TaskRecord, Tasks
+
+__all__ = [
+    "cancel_task",
+    "get_task",
+    "list_tasks",
+    "modern_cancel_task",
+    "modern_get_task",
+    "task_result",
+    "update_task",
+]
+
+#: Seconds between two reads of a task ``tasks/result`` waits for.
+RESULT_POLL = 0.05
+
+
+def _tasks(call: Call) -> Tasks:
+    tasks = call.server.tasks
+    if tasks is None:
+        raise MCPError(METHOD_NOT_FOUND, f"Method not found: {call.method} (this server runs no tasks)")
+    return tasks
+
+
+def _record(call: Call) -> TaskRecord:
+    session = None if call.state.modern else call.state.session_id
+    return _tasks(call).owned_record(call.params.get("taskId"), call.principal, session)
+
+
+# -- the 2026-07-28 extension ------------------------------------------------------------------
+
+
+def _declared(call: Call) -> None:
+    # Before the task is looked up: a client that did not declare the extension learns nothing of it.
+    if not declared_extension(call):
+        raise missing_extension()
+
+
+def modern_get_task(call: Call) -> dict[str, t.Any]:
+    """The task with its ``result``, ``error`` or outstanding ``inputRequests``."""
+    _declared(call)
+    return _record(call).modern_detailed()
+
+
+def update_task(call: Call) -> dict[str, t.Any]:
+    """Keep the answers to the task's questions; it runs on once none is outstanding."""
+    _declared(call)
+    record = _record(call)
+    responses = call.params.get("inputResponses")
+    if not isinstance(responses, dict):
+        raise MCPError(INVALID_PARAMS, "Invalid params: 'inputResponses' must be an object")
+    tasks = _tasks(call)
+    if answer(tasks.store, record.task_id, responses):
+        tasks.runner.submit(record.task_id)
+    return {}
+
+
+def modern_cancel_task(call: Call) -> dict[str, t.Any]:
+    """Ask the task to stop; an acknowledgement, whatever its status."""
+    _declared(call)
+    record = _record(call)
+    cancel(_tasks(call).store, record.task_id)
+    return {}
+
+
+# -- 2025-11-25 ----------------------------------------------------------------------------------
+
+
+def get_task(call: Call) -> dict[str, t.Any]:
+    """The task."""
+    return _record(call).handshake_task()
+
+
+def task_result(call: Call) -> dict[str, t.Any]:
+    """What the call would have answered, once the task has ended (waiting for it, within bounds)."""
+    record = _record(call)
+    store = _tasks(call).store
+    deadline = time.monotonic() + call.server.client_request_timeout
+    while not record.terminal:
+        if time.monotonic() >= deadline:
+            raise MCPError(INTERNAL_ERROR, f"Task {record.task_id} has not ended yet; poll tasks/get")
+        time.sleep(RESULT_POLL)
+        found = store.load(record.task_id)
+        if found is None:
+            raise MCPError(INVALID_PARAMS, f"Failed to retrieve task: Task not found: {record.task_id}")
+        record = found
+    related = {RELATED_TASK: {"taskId": record.task_id}}
+    if record.result is not None:
+        return {**record.result, "_meta": {**(record.result.get("_meta") or {}), **related}}
+    if record.status == "cancelled":
+        raise MCPError(INTERNAL_ERROR, f"Task {record.task_id} was cancelled", related)
+    error = record.error or {}
+    raise MCPError(
+        int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "Internal error")), error.get("data")
+    )
+
+
+def list_tasks(call: Call) -> dict[str, t.Any]:
+    """The caller's tasks, oldest first, a page at a time."""
+    tasks = _tasks(call)
+    cursor = call.param("cursor", str, required=False)
+    records = tasks.store.owned(owner_of(call.principal, call.state.session_id))
+    now = time.time()
+    listing = [record.handshake_task() for record in records if not record.expired(now)]
+    try:
+        page = paginate(listing, cursor, tasks.page_size)
+    except InvalidCursor:
+        raise MCPError(INVALID_PARAMS, "Invalid params: unknown cursor") from None
+    result: dict[str, t.Any] = {"tasks": page.items}
+    if page.next_cursor is not None:
+        result["nextCursor"] = page.next_cursor
+    return result
+
+
+def cancel_task(call: Call) -> dict[str, t.Any]:
+    """Cancel the task: the task, now ``cancelled``; -32602 when it has already ended."""
+    record = _record(call)
+    if record.terminal:
+        raise MCPError(INVALID_PARAMS, f"Cannot cancel task {record.task_id}: it is already {record.status}")
+    updated = cancel(_tasks(call).store, record.task_id) or record
+    return updated.handshake_task()

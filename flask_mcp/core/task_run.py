@@ -1,0 +1,203 @@
+"""One run of a task's tool, wherever the runner runs it (:mod:`flask_mcp.core.tasks`).
+
+The run rebuilds the call from the task's record (the tool, its arguments,
+the client's capabilities, the caller) and goes through the same path as a
+``tools/call`` in a request, less the admission the request already passed.
+What the tool reports reaches the record: a progress message becomes the
+task's ``statusMessage``, ``ctx.cancelled`` reads the task's stop flag, and
+a question without an answer yet puts the task in ``input_required`` with
+the question in ``inputRequests``. When the client has answered them all
+(``tasks/update``), the runner runs the tool again from the start, and the
+questions find their answers, as in :mod:`flask_mcp.core.rounds`.
+
+A run that finds its task cancelled, ended or gone does nothing; a task
+cancelled while its tool runs stays cancelled whatever the tool returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import typing as t
+
+from ..policies.principal import Principal
+from ..protocol.jsonrpc import INTERNAL_ERROR, MCPError
+from .client import Call, ClientState
+from .methods.tools import run_in_task
+from .rounds import Answers, InputRequired
+
+if t.TYPE_CHECKING:
+    from .server import Server
+    from .tasks import TaskRecord, TaskStore
+
+__all__ = ["TaskChannel", "answer", "cancel", "run_task"]
+
+logger = logging.getLogger("flask_mcp")
+
+
+class TaskChannel:
+    """A :class:`~flask_mcp.core.context.Channel` whose other end is the task's record."""
+
+    def __init__(self, store: TaskStore, task_id: str) -> None:
+        self.store = store
+        self.task_id = task_id
+
+    def notify(self, method: str, params: dict[str, t.Any]) -> None:
+        """A progress message becomes the task's ``statusMessage``; other notifications have no reader."""
+        message = params.get("message")
+        if method != "notifications/progress" or not isinstance(message, str):
+            return
+
+        def describe(record: TaskRecord) -> bool:
+            if record.terminal:
+                return False
+            record.moved(record.status, message)
+            return True
+
+        self.store.update(self.task_id, describe)
+
+    def request(self, method: str, params: dict[str, t.Any], timeout: float) -> dict[str, t.Any]:
+        """Never reached: a task's questions go through its answers (``call.round``)."""
+        raise MCPError(INTERNAL_ERROR, "a task sends the client no requests")
+
+    def cancelled(self) -> bool:
+        """Whether the task was asked to stop."""
+        return self.store.cancel_requested(self.task_id)
+
+    def close_stream(self) -> None:
+        """A task has no stream to close."""
+
+    def unavailable(self) -> str | None:
+        """A task can ask, through its answers."""
+        return None
+
+
+def _principal(record: TaskRecord) -> Principal | None:
+    data = record.principal
+    if data is None:
+        return None
+    return Principal(str(data.get("subject")), frozenset(data.get("scopes") or ()), dict(data.get("claims") or {}))
+
+
+def run_task(server: Server, task_id: str) -> None:
+    """Run the tool of task *task_id* once, and record what became of it."""
+    tasks = server.tasks
+    if tasks is None:
+        return
+    store = tasks.store
+    record = store.load(task_id)
+    if record is None or record.terminal or record.status == "input_required":
+        return
+    if store.cancel_requested(task_id):
+        _end(store, task_id, "cancelled", "cancelled before it ran")
+        return
+    tool = server.registry.tools.get(record.tool)
+    if tool is None:
+        _end(store, task_id, "failed", error=MCPError(INTERNAL_ERROR, f"Tool {record.tool!r} is no longer served"))
+        return
+    params = {"name": record.tool, "arguments": record.arguments, "_meta": {"progressToken": task_id, **record.meta}}
+    call = Call(server, ClientState.from_dict(record.client), "tools/call", params, None, None, _principal(record))
+    call.channel = TaskChannel(store, task_id)
+    call.component = tool
+    call.round = Answers(record.answers)
+    try:
+        result = run_in_task(call, tool, record.arguments)
+    except InputRequired as pending:
+        _ask(store, task_id, record.era, {key: request.wire() for key, request in pending.requests.items()})
+        return
+    except MCPError as exc:
+        _end(store, task_id, "failed", error=exc)
+        return
+    except Exception as exc:  # a bug: logged, and the task says so rather than staying "working"
+        logger.exception("task %s of tool %r failed", task_id, record.tool)
+        _end(store, task_id, "failed", error=server.internal_error(exc))
+        return
+    failed = bool(result.get("isError")) and record.era == "handshake"  # 2025-11-25: an error result fails it
+    _end(store, task_id, "failed" if failed else "completed", result=result)
+
+
+def _ask(store: TaskStore, task_id: str, era: str, requests: dict[str, t.Any]) -> None:
+    if era == "handshake":
+        # 2025-11-25 clients answer questions over tasks/result's stream, which this server does not hold open.
+        error = MCPError(
+            INTERNAL_ERROR,
+            "the tool asked the client for input inside a task, which a 2025-11-25 client cannot answer here: "
+            "call it without a task, or use the 2026-07-28 revision (tasks/update)",
+        )
+        _end(store, task_id, "failed", error=error)
+        return
+
+    def wait(record: TaskRecord) -> bool:
+        if record.terminal:
+            return False
+        record.input_requests = requests
+        record.moved("input_required", "waiting for the client's answers")
+        return True
+
+    store.update(task_id, wait)
+
+
+def _end(
+    store: TaskStore,
+    task_id: str,
+    status: str,
+    message: str | None = None,
+    *,
+    result: dict[str, t.Any] | None = None,
+    error: MCPError | None = None,
+) -> None:
+    def finish(record: TaskRecord) -> bool:
+        if record.terminal:
+            return False  # cancelled while it ran: it stays cancelled
+        record.result = result
+        record.error = error.to_dict() if error is not None else None
+        record.input_requests = {}
+        record.moved(status, message if message is not None else (error.message if error is not None else None))
+        return True
+
+    store.update(task_id, finish)
+
+
+def answer(store: TaskStore, task_id: str, responses: dict[str, t.Any]) -> bool:
+    """Keep the answers to outstanding questions of *task_id*; whether it may run again now.
+
+    Answers to keys the task is not waiting for are ignored, as the
+    extension asks; the task runs again once none is outstanding.
+    """
+    ready = False
+
+    def keep(record: TaskRecord) -> bool:
+        nonlocal ready
+        if record.status != "input_required":
+            return False
+        given = {key: value for key, value in responses.items() if key in record.input_requests}
+        if not given:
+            return False
+        record.answers.update(given)
+        record.input_requests = {k: v for k, v in record.input_requests.items() if k not in given}
+        if not record.input_requests:
+            record.moved("working", None, time.time())
+            ready = True
+        return True
+
+    store.update(task_id, keep)
+    return ready
+
+
+def cancel(store: TaskStore, task_id: str) -> TaskRecord | None:
+    """Cancel *task_id* now (its status) and raise its stop flag (its running tool's ``ctx.cancelled``).
+
+    A task that has ended is left as it is. The record after.
+    """
+
+    def stop(record: TaskRecord) -> bool:
+        if record.terminal:
+            return False
+        record.input_requests = {}
+        record.moved("cancelled", "cancelled by the client")
+        return True
+
+    record = store.update(task_id, stop)
+    if record is not None and record.status == "cancelled":
+        store.request_cancel(task_id)
+    return record

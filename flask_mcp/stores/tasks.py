@@ -1,0 +1,122 @@
+"""Task records in the cache, where every process that may answer for a task reads them.
+
+One entry per task (its :class:`~flask_mcp.core.tasks.TaskRecord` as a
+dict), kept until a while after its ``ttl``; one index per owner (the ids
+of its tasks, oldest first) for ``tasks/list`` and the cap on live tasks;
+one flag per task asked to stop. Read-modify-write of a record or an index
+takes its :func:`store_lock`, so a status written by the runner and an
+answer written by a request on another host never overwrite each other.
+The size of what a task keeps is bounded: a result larger than
+``max_bytes`` is replaced by an error saying so (a tool that returns that
+much should spill it to a resource: ``max_result_bytes``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import typing as t
+
+from ..core.tasks import TaskLimit, TaskRecord
+from ..protocol import jsonrpc
+from .lock import store_lock
+
+__all__ = ["CacheTaskStore"]
+
+_RECORD = "task:"
+_INDEX = "tasks-of:"
+_CANCEL = "task-cancel:"
+#: Seconds a record outlives its ttl, so "expired" can still be told from "never was" for a moment.
+_GRACE = 60
+
+
+class CacheTaskStore:
+    """A :class:`~flask_mcp.core.tasks.TaskStore` in a flask-caching cache (shared by every worker on Redis).
+
+    :param cache: the flask-caching ``Cache`` (the ephemeral one).
+    :param max_bytes: the most one record may hold, as JSON (``MCP_TASK_MAX_BYTES``).
+    :param clock: seconds since the epoch; tests pass their own.
+    """
+
+    def __init__(self, cache: t.Any, max_bytes: int = 1_048_576, clock: t.Callable[[], float] = time.time) -> None:
+        self.cache = cache
+        self.max_bytes = max_bytes
+        self.clock = clock
+
+    @staticmethod
+    def _index_key(owner: str) -> str:
+        # Hashed: an owner holds a subject, which may be long or hold characters a backend dislikes.
+        return _INDEX + hashlib.sha256(owner.encode("utf-8")).hexdigest()[:40]
+
+    def _timeout(self, record: TaskRecord) -> int:
+        # 0 is "forever" to flask-caching: a task without a ttl lives as long as the store keeps it.
+        if record.ttl_ms is None:
+            return 0
+        return max(1, int(record.created_at + record.ttl_ms / 1000 - self.clock()) + _GRACE)
+
+    def _save(self, record: TaskRecord) -> None:
+        data = record.to_dict()
+        if len(json.dumps(data, default=str)) > self.max_bytes and record.result is not None:
+            data["result"] = None
+            data["status"], data["error"] = (
+                "failed",
+                {
+                    "code": jsonrpc.INTERNAL_ERROR,
+                    "message": f"the task's result is larger than the server keeps ({self.max_bytes} bytes, "
+                    "MCP_TASK_MAX_BYTES); have the tool return less, or spill it to a resource (max_result_bytes)",
+                },
+            )
+        self.cache.set(_RECORD + record.task_id, data, timeout=self._timeout(record))
+
+    def create(self, record: TaskRecord, max_live: int | None) -> None:
+        """Keep *record* and add it to its owner's index.
+
+        :raises TaskLimit: the owner has *max_live* tasks that have not ended.
+        """
+        index_key = self._index_key(record.owner)
+        with store_lock(self.cache, index_key):
+            ids = [task_id for task_id in self.cache.get(index_key) or [] if isinstance(task_id, str)]
+            records = [found for found in (self.load(task_id) for task_id in ids) if found is not None]
+            if max_live is not None and sum(1 for found in records if not found.terminal) >= max_live:
+                raise TaskLimit(max_live)
+            self._save(record)
+            # Forgotten tasks leave the index as it is rewritten.
+            kept = [found.task_id for found in records] + [record.task_id]
+            longest = max((self._timeout(found) for found in (*records, record)), default=0)
+            self.cache.set(index_key, kept, timeout=0 if any(f.ttl_ms is None for f in records) else longest)
+
+    def load(self, task_id: str) -> TaskRecord | None:
+        """The record of *task_id*, or ``None``."""
+        data = self.cache.get(_RECORD + task_id)
+        if not isinstance(data, dict):
+            return None
+        try:
+            return TaskRecord.from_dict(data)
+        except TypeError:  # a record of another shape (an older version's): as good as gone
+            return None
+
+    def update(self, task_id: str, change: t.Callable[[TaskRecord], bool]) -> TaskRecord | None:
+        """Apply *change* under the record's lock; keep the record when it returns true."""
+        with store_lock(self.cache, _RECORD + task_id):
+            record = self.load(task_id)
+            if record is None:
+                return None
+            if change(record):
+                self._save(record)
+            return record
+
+    def owned(self, owner: str) -> list[TaskRecord]:
+        """The records of *owner* that are still kept, oldest first."""
+        ids = self.cache.get(self._index_key(owner)) or []
+        found = (self.load(task_id) for task_id in ids if isinstance(task_id, str))
+        return [record for record in found if record is not None and record.owner == owner]
+
+    def request_cancel(self, task_id: str) -> None:
+        """Raise the stop flag of *task_id*."""
+        record = self.load(task_id)
+        self.cache.set(_CANCEL + task_id, True, timeout=self._timeout(record) if record is not None else 3600)
+
+    def cancel_requested(self, task_id: str) -> bool:
+        """Whether *task_id* was asked to stop."""
+        return bool(self.cache.get(_CANCEL + task_id))
