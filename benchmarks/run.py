@@ -27,16 +27,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import load
 from benchmarks.servers_under_test import SPECS, CheckFailed, Redis, RunningServer, ServerSpec, missing
 
-PEERS = ("fastmcp-stateful", "fastmcp-stateless", "sdk", "floor")
-MODERN_PEERS = ("fastmcp-modern", "floor")
+PEERS = ("fastmcp-stateful", "fastmcp-stateless", "sdk", "floor", "ceiling")
+MODERN_PEERS = ("fastmcp-modern", "floor", "ceiling")
 #: Each flask_mcp scenario and the peers it is compared with: the same era, and the floor.
 COMPARED: dict[str, tuple[str, ...]] = {
     "flask_mcp-stateful": PEERS,
     "flask_mcp-stateless": PEERS,
     "flask_mcp-redis": PEERS,
     "flask_mcp-modern": MODERN_PEERS,
+    # The ceiling against the peers: the most any WSGI app can reach against them here.
+    "ceiling": ("fastmcp-modern", "fastmcp-stateful", "floor"),
 }
-FLASK_MCP = tuple(COMPARED)
+FLASK_MCP = tuple(name for name in COMPARED if name.startswith("flask_mcp"))
 DEFAULT_JSON = Path(__file__).with_name("results") / "latest.json"
 TYPICAL_CLIENT = {
     "protocolVersion": "2025-11-25",

@@ -65,6 +65,8 @@ SPECS = [
                needs=("fastmcp", "uvicorn"), era="modern"),
     ServerSpec("sdk", "uvicorn", "benchmarks.servers.sdk_app:app", needs=("mcp", "uvicorn"), stateful=True),
     ServerSpec("floor", "gunicorn", "benchmarks.servers.floor_app:app"),
+    # What no WSGI app can beat under this gunicorn: a constant answer, no framework.
+    ServerSpec("ceiling", "gunicorn", "benchmarks.servers.ceiling_app:app"),
 ]  # fmt: skip
 
 
