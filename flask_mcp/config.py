@@ -203,6 +203,12 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_TASK_WORKERS": 4,
     # The most one task's record (its result, answers and questions) may hold, in bytes of JSON.
     "MCP_TASK_MAX_BYTES": 1024 * 1024,
+    # What runs tasks: "thread" (a pool in each process) or "celery" (the app's Celery workers).
+    "MCP_TASK_EXECUTOR": "thread",
+    # Seconds between two signs of life of a running task.
+    "MCP_TASK_HEARTBEAT": 5,
+    # Seconds without one after which a running task is failed as lost (its worker died); None: never.
+    "MCP_TASK_LOST_AFTER": 30,
 }
 
 _CACHE_PREFIX = "MCP_CACHE_"
@@ -338,6 +344,9 @@ class Settings:
     task_max_per_caller: int | None = 100
     task_workers: int = 4
     task_max_bytes: int = 1024 * 1024
+    task_executor: str = "thread"
+    task_heartbeat: float = 5.0
+    task_lost_after: float | None = 30.0
     #: The prefix of the keys these settings were read from (``MCP``, or the server's ``config_prefix``).
     config_prefix: str = DEFAULT_PREFIX
 
@@ -423,6 +432,9 @@ class Settings:
             task_max_per_caller=optional_positive(config, "MCP_TASK_MAX_PER_CALLER"),
             task_workers=positive(config, "MCP_TASK_WORKERS"),
             task_max_bytes=positive(config, "MCP_TASK_MAX_BYTES"),
+            task_executor=_executor(config["MCP_TASK_EXECUTOR"]),
+            task_heartbeat=float(positive_number(config, "MCP_TASK_HEARTBEAT")),
+            task_lost_after=optional_number(config, "MCP_TASK_LOST_AFTER"),
         )
 
 
@@ -450,6 +462,12 @@ def _cache_config(config: t.Mapping[str, t.Any], prefix: str, max_sessions: int 
                 "below that the session cache evicts live sessions instead of refusing new ones"
             )
     return {key: value for key, value in found.items() if value is not None}
+
+
+def _executor(value: t.Any) -> str:
+    if value not in ("thread", "celery"):
+        raise ValueError(f"MCP_TASK_EXECUTOR must be 'thread' or 'celery', not {value!r}")
+    return t.cast(str, value)
 
 
 def _tool_defaults(config: t.Mapping[str, t.Any]) -> ToolDefaults:

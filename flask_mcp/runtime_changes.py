@@ -10,6 +10,7 @@ import typing as t
 
 from flask import current_app, has_app_context
 
+from .core.result_cache import arguments_digest
 from .globals import state_for
 from .stores.events import BROADCAST
 
@@ -103,6 +104,39 @@ class RuntimeChanges:
             self.registry.discard(kind, key)
             return
         self._shared().remove(kind, key)
+
+    def invalidate(self, tool: str | None = None, /, *, tag: str | None = None, **arguments: t.Any) -> None:
+        """Forget the kept results of cached tools (``cache=``), for every caller and in every process.
+
+        ``invalidate("prices")`` forgets all of the tool's results;
+        ``invalidate("prices", sku="A1")`` those for exactly these arguments
+        (as the caller sends them); ``invalidate(tag="catalog")`` those of
+        every tool with the tag. Call it inside an app context (a request, a
+        CLI command or ``with app.app_context()``), after the data changed.
+
+        :raises KeyError: *tool* is not a registered tool.
+        :raises ValueError: neither a tool nor a tag, or both.
+        :raises RuntimeError: outside an app context with this extension.
+        """
+        if (tool is None) == (tag is None):
+            raise ValueError("name a tool, or a tag=, to invalidate")
+        if tag is not None and arguments:
+            raise ValueError("arguments go with a tool, not with tag=")
+        state = state_for(current_app, self) if has_app_context() else None
+        if state is None:
+            raise RuntimeError("invalidate() needs an app context of an app this MCP extension is set up on")
+        cache = state.server.result_cache
+        if cache is None:
+            return  # no store (a NullCache): nothing is ever kept
+        registered = self.registry.registered("tools")
+        if tool is not None:
+            if tool not in registered:
+                raise KeyError(f"no tool {tool!r} is registered")
+            cache.invalidate(tool, arguments_digest(arguments) if arguments else None)
+            return
+        for name, component in registered.items():
+            if tag in component.tags:
+                cache.invalidate(name)
 
     def _kind(self, name: str, kind: str) -> Kind:
         if kind == "resource":

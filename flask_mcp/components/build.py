@@ -127,6 +127,10 @@ class ToolOptions(t.TypedDict, total=False):
     #: Whether a call may (``"optional"``) or must (``"required"``) run as a task that outlives
     #: its request; ``"forbidden"`` (the default) never does. See :doc:`tasks`.
     task: TaskSupport | None
+    #: Keep results in the shared store this long (seconds or a ``timedelta``) and answer the same
+    #: arguments from there: for read-only tools (``annotations={"readOnlyHint": True}``). Per caller
+    #: unless ``cache_scope="public"``; also the default ``cache_ttl``. See :ref:`cached-results`.
+    cache: float | datetime.timedelta | None
     #: Questions settled before a task is created: key -> an input request
     #: (:class:`~flask_mcp.Elicit`...). The task's ``ctx.elicit(..., key=...)`` finds the answers.
     ask_first: t.Mapping[str, t.Any] | None
@@ -307,9 +311,34 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
         param_headers=_param_headers(name, options.get("headers"), arguments),
         task_support=_task_support(name, options.get("task"), options.get("ask_first")),
         ask_first=dict(options.get("ask_first") or {}),
+        result_ttl=_result_ttl(name, options),
         **_tagged(options),
-        **_cache_hints(options, f"tool {name!r}"),
+        **_cache_hints(_with_result_ttl(options), f"tool {name!r}"),
     )
+
+
+def _result_ttl(name: str, options: t.Mapping[str, t.Any]) -> float | None:
+    """Seconds a tool's results are kept (``cache=``), checked: a number, and a read-only tool."""
+    ttl = options.get("cache")
+    if isinstance(ttl, datetime.timedelta):
+        ttl = ttl.total_seconds()
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl <= 0:
+        raise ValueError(f"tool {name!r}: cache must be a positive number of seconds or a timedelta, not {ttl!r}")
+    if not (options.get("annotations") or {}).get("readOnlyHint"):
+        raise ValueError(
+            f"tool {name!r}: cache= keeps results for tools that change nothing; "
+            'declare it with annotations={"readOnlyHint": True}'
+        )
+    return float(ttl)
+
+
+def _with_result_ttl(options: t.Mapping[str, t.Any]) -> t.Mapping[str, t.Any]:
+    # A cached tool's results may be reused by clients as long as the server reuses them.
+    if options.get("cache") is None or options.get("cache_ttl") is not None:
+        return options
+    return {**options, "cache_ttl": options["cache"]}
 
 
 def _task_support(name: str, task: t.Any, ask_first: t.Any) -> TaskSupport:

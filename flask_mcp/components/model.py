@@ -161,6 +161,8 @@ class Tool:
     param_headers: dict[str, str] | None = None
     #: ``"forbidden"``, ``"optional"`` or ``"required"``: whether its calls run as tasks.
     task_support: TaskSupport = "forbidden"
+    #: Seconds its results are kept in the store and reused for the same arguments (``cache=``).
+    result_ttl: float | None = None
     #: Questions asked before a task is created, by key (input requests of :mod:`flask_mcp.core.input_requests`).
     ask_first: dict[str, t.Any] = dataclasses.field(default_factory=dict)
 

@@ -30,6 +30,7 @@ from ..results.output import OutputMismatch
 from ..results.spill import spill_token
 from .client import Call, ClientState
 from .hooks import resource_read, tool_called
+from .result_cache import cached_value
 
 if t.TYPE_CHECKING:
     from ..components.model import Tool
@@ -116,6 +117,10 @@ def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any], func: t.Callable[
     :raises ToolTimeout: when the tool's time limit passed.
     """
     server = call.server
+    if tool.result_ttl is not None:
+        kept = cached_value(call, tool)
+        if kept is not None:
+            return kept  # the same arguments answered before: the tool does not run
 
     def run() -> t.Any:
         return server.invoke(func or tool.func, kwargs)

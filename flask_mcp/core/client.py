@@ -91,6 +91,8 @@ class Call:
     round: Answers | None = None
     #: The tool, resource or prompt the request resolved to, once its handler found it.
     component: t.Any = None
+    #: ``"hit"`` or ``"miss"`` for a call of a tool whose results are cached (:mod:`flask_mcp.core.result_cache`).
+    cache_outcome: str | None = None
 
     def context(self) -> Context:
         """A :class:`~flask_mcp.Context` for the handler of this request."""

@@ -92,6 +92,9 @@ class CallInfo:
     principal: Principal | None
     #: ``"modern"`` for a 2026-07-28 request, else ``"handshake"`` (REST and the CLI too).
     era: str
+    #: For a tool whose results are cached (``cache=``): ``"hit"`` (answered from the cache, the tool
+    #: did not run) or ``"miss"``, once the handler ran; ``None`` otherwise.
+    cache: str | None = None
 
 
 #: ``before_call(info)``: ``None`` to go on, anything else is the result.
@@ -141,6 +144,7 @@ class Hooks:
         start = time.perf_counter()
         try:
             value = self._produce(call, info, handler)
+            info.cache = call.cache_outcome
             for after in reversed(self.after):
                 replaced = after(info, value)
                 if replaced is not None:
@@ -184,4 +188,5 @@ class Hooks:
             duration=time.perf_counter() - start,
             principal=info.principal,
             era=info.era,
+            cache=info.cache,
         )

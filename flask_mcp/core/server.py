@@ -40,6 +40,7 @@ from .client import Call, ClientState
 from .context import Channel
 from .hooks import Hooks
 from .methods import HANDLERS, MODERN_HANDLERS, NOTIFICATION_HANDLERS
+from .result_cache import ResultCache
 from .rounds import ROUND_METHODS, InputRequired, Round, Sealer
 from .tasks import Tasks
 
@@ -190,6 +191,8 @@ class Server:
         self.hooks = Hooks()
         #: Where tasks are kept and what runs them (:mod:`flask_mcp.core.tasks`); ``None``: no tool runs as a task.
         self.tasks: Tasks | None = None
+        #: Where cached tools' results are kept (:mod:`flask_mcp.core.result_cache`); ``None``: nothing is cached.
+        self.result_cache: ResultCache | None = None
 
     def current_request(self) -> t.Any:
         """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""

@@ -16,7 +16,9 @@ cancelled while its tool runs stays cancelled whatever the tool returns.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 import time
 import typing as t
 
@@ -72,6 +74,37 @@ class TaskChannel:
         return None
 
 
+@contextlib.contextmanager
+def _heartbeat(store: TaskStore, task_id: str, every: float) -> t.Iterator[None]:
+    """Stamp the task's ``heartbeat_at`` now and every *every* seconds while the block runs.
+
+    A task whose stamps stop (its process was killed) is failed as lost when
+    it is next read (:meth:`~flask_mcp.core.tasks.Tasks.alive`).
+    """
+    done = threading.Event()
+
+    def stamp(record: TaskRecord) -> bool:
+        if record.terminal or record.status != "working":
+            return False
+        record.heartbeat_at = time.time()
+        return True
+
+    def beat() -> None:
+        while not done.wait(every):
+            try:
+                store.update(task_id, stamp)
+            except Exception:  # a store hiccup: the next beat tries again
+                logger.warning("task %s: its heartbeat could not be written", task_id, exc_info=True)
+
+    store.update(task_id, stamp)
+    thread = threading.Thread(target=beat, name=f"flask-mcp-task-beat-{task_id[:8]}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
 def _principal(record: TaskRecord) -> Principal | None:
     data = record.principal
     if data is None:
@@ -101,7 +134,8 @@ def run_task(server: Server, task_id: str) -> None:
     call.component = tool
     call.round = Answers(record.answers)
     try:
-        result = run_in_task(call, tool, record.arguments)
+        with _heartbeat(store, task_id, tasks.heartbeat):
+            result = run_in_task(call, tool, record.arguments)
     except InputRequired as pending:
         _ask(store, task_id, record.era, {key: request.wire() for key, request in pending.requests.items()})
         return
@@ -131,6 +165,7 @@ def _ask(store: TaskStore, task_id: str, era: str, requests: dict[str, t.Any]) -
         if record.terminal:
             return False
         record.input_requests = requests
+        record.heartbeat_at = None
         record.moved("input_required", "waiting for the client's answers")
         return True
 
@@ -152,6 +187,7 @@ def _end(
         record.result = result
         record.error = error.to_dict() if error is not None else None
         record.input_requests = {}
+        record.heartbeat_at = None
         record.moved(status, message if message is not None else (error.message if error is not None else None))
         return True
 

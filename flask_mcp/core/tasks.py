@@ -40,8 +40,10 @@ if t.TYPE_CHECKING:
 
 __all__ = [
     "EXTENSION",
+    "LOST",
     "RELATED_TASK",
     "TERMINAL",
+    "TaskLimit",
     "TaskRecord",
     "TaskRunner",
     "TaskStore",
@@ -99,6 +101,8 @@ class TaskRecord:
     answers: dict[str, t.Any] = dataclasses.field(default_factory=dict)
     #: The request's ``_meta`` (its progress token...).
     meta: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    #: When the run under way last said it is alive; ``None`` while no run is under way.
+    heartbeat_at: float | None = None
 
     def __post_init__(self) -> None:
         if not self.last_updated_at:
@@ -231,6 +235,9 @@ class Tasks:
     :param poll_interval_ms: how often clients are told to poll.
     :param max_live: how many unfinished tasks one caller may have.
     :param page_size: tasks per page of ``tasks/list``.
+    :param heartbeat: seconds between two signs of life of a running task.
+    :param lost_after: seconds without one after which a running task is failed as lost
+        (its worker died); ``None``: never.
     """
 
     store: TaskStore
@@ -239,6 +246,8 @@ class Tasks:
     poll_interval_ms: int = 500
     max_live: int | None = 100
     page_size: int = 50
+    heartbeat: float = 5.0
+    lost_after: float | None = 30.0
 
     def new_record(
         self,
@@ -286,4 +295,27 @@ class Tasks:
         record = self.store.load(task_id)
         if record is None or record.owner != owner_of(principal, session_id) or record.expired(time.time()):
             raise MCPError(INVALID_PARAMS, f"Failed to retrieve task: Task not found: {task_id}")
-        return record
+        return self.alive(record)
+
+    def alive(self, record: TaskRecord) -> TaskRecord:
+        """*record*, failed first when the run under way stopped giving signs of life (its worker died)."""
+        beat, limit = record.heartbeat_at, self.lost_after
+        if record.status != "working" or beat is None or limit is None or time.time() - beat <= limit:
+            return record
+
+        def lose(found: TaskRecord) -> bool:
+            if found.status != "working" or found.heartbeat_at != beat:
+                return False  # it moved on meanwhile
+            found.error = {"code": jsonrpc.INTERNAL_ERROR, "message": LOST.format(seconds=limit)}
+            found.heartbeat_at = None
+            found.moved("failed", found.error["message"])
+            return True
+
+        return self.store.update(record.task_id, lose) or record
+
+
+#: What a task whose worker stopped answering says, in ``statusMessage`` and its error.
+LOST = (
+    "the worker running this task stopped answering for {seconds:g} s (it was stopped or died); "
+    "the task did not finish: call the tool again"
+)

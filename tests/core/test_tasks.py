@@ -8,7 +8,7 @@ import typing as t
 import pytest
 from flask import Flask
 
-from flask_mcp import MCP, Context, Elicit, MCPError, ToolError
+from flask_mcp import MCP, ConfigurationError, Context, Elicit, MCPError, ToolError
 from flask_mcp.core.tasks import EXTENSION
 
 TASKS = {"extensions": {EXTENSION: {}}}
@@ -256,3 +256,17 @@ def test_handshake_cancel_and_the_support_rules(app: Flask, make_client: t.Any, 
     failed = client.wait_for_task(asking["task"]["taskId"], {"failed"})
     assert "2025-11-25 client cannot answer" in failed["statusMessage"]
     assert client.error("tasks/result", {"taskId": asking["task"]["taskId"]})["code"] == -32603
+
+
+def test_the_executor_setting_is_checked(tasks_mcp: MCP) -> None:
+    app = Flask("bad_executor")
+    app.config.update(MCP_TASK_EXECUTOR="rq")
+    with pytest.raises(ValueError, match="MCP_TASK_EXECUTOR must be 'thread' or 'celery', not 'rq'"):
+        tasks_mcp.init_app(app)
+
+
+def test_the_celery_executor_needs_the_apps_celery_first(tasks_mcp: MCP) -> None:
+    app = Flask("no_celery")
+    app.config.update(MCP_TASK_EXECUTOR="celery")
+    with pytest.raises(ConfigurationError, match=r'app.extensions\["celery"\] before the MCP extension'):
+        tasks_mcp.init_app(app)

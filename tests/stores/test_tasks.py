@@ -126,3 +126,33 @@ def test_a_clients_ttl_is_capped_by_the_servers(cache: Cache) -> None:
     )
     assert (longer.ttl_ms, shorter.ttl_ms) == (10_000, 5_000)
     assert longer.handshake_task()["ttl"] == 10_000 and longer.modern_task()["ttlMs"] == 10_000
+
+
+def test_a_running_task_without_signs_of_life_is_failed_as_lost(cache: Cache) -> None:
+    store = CacheTaskStore(cache)
+    tasks = Tasks(store, Recorder(), lost_after=2)
+    created = tasks.new_record(era="modern", tool="t", arguments={}, client={}, principal=None, session_id=None)
+    # Not started yet (no heartbeat): it waits, however long.
+    assert tasks.owned_record(created.task_id, None, None).status == "working"
+
+    def last_beat_long_ago(found: TaskRecord) -> bool:
+        found.heartbeat_at = time.time() - 10
+        return True
+
+    store.update(created.task_id, last_beat_long_ago)
+    lost = tasks.owned_record(created.task_id, None, None)
+    assert lost.status == "failed" and lost.error is not None
+    assert "stopped answering for 2 s" in lost.error["message"] and lost.status_message == lost.error["message"]
+
+
+def test_a_recent_heartbeat_keeps_a_task_working(cache: Cache) -> None:
+    store = CacheTaskStore(cache)
+    tasks = Tasks(store, Recorder(), lost_after=2)
+    created = tasks.new_record(era="modern", tool="t", arguments={}, client={}, principal=None, session_id=None)
+
+    def beat(found: TaskRecord) -> bool:
+        found.heartbeat_at = time.time()
+        return True
+
+    store.update(created.task_id, beat)
+    assert tasks.owned_record(created.task_id, None, None).status == "working"

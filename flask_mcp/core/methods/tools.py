@@ -16,6 +16,7 @@ from ...results.formats import ErrorType, error_result
 from ...results.spill import spill_uri
 from ..calls import check_arguments, execute_tool
 from ..input_requests import InputError
+from ..result_cache import keep_result
 from ..task_start import start_task
 from .listing import list_page
 
@@ -141,6 +142,8 @@ def complete_call(
             f"the tool returned a value that cannot be sent as JSON ({exc})", error_format=policy.error_format
         )
     _check_structured(tool, result)
+    if call.cache_outcome == "miss":
+        keep_result(call, tool, result)  # whole: a hit is limited (or spilled) afresh, like a run
     if policy.max_result_bytes is not None:
         return _limit_size(call, tool, result)
     return result

@@ -1,0 +1,54 @@
+"""Cached tool results in the cache (:mod:`flask_mcp.core.result_cache`), shared by every process.
+
+Each kept result is one entry whose key holds the tool, a generation
+number of the tool, the digest of the arguments, a generation number of
+those arguments, and the caller. Invalidating bumps a generation: every
+entry made under the old number is never looked up again, for every
+caller at once, and expires on its own. The generations never expire
+(two integers per tool and per set of arguments ever invalidated).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import typing as t
+
+__all__ = ["CacheResultCache"]
+
+_ENTRY = "rc:"
+_GENERATION = "rc-gen:"
+
+
+class CacheResultCache:
+    """A :class:`~flask_mcp.core.result_cache.ResultCache` in a flask-caching cache (the ephemeral one).
+
+    :param cache: the flask-caching ``Cache``.
+    """
+
+    def __init__(self, cache: t.Any) -> None:
+        self.cache = cache
+
+    def _generations(self, tool: str, arguments: str) -> tuple[int, int]:
+        found = self.cache.get_many(_GENERATION + tool, f"{_GENERATION}{tool}:{arguments}")
+        return tuple(value if isinstance(value, int) else 0 for value in found)  # type: ignore[return-value]
+
+    def _entry(self, tool: str, arguments: str, caller: str) -> str:
+        of_tool, of_arguments = self._generations(tool, arguments)
+        text = f"{tool}\x00{of_tool}\x00{arguments}\x00{of_arguments}\x00{caller}"
+        return _ENTRY + hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+
+    def load(self, tool: str, arguments: str, caller: str) -> dict[str, t.Any] | None:
+        """The kept result, or ``None``."""
+        found = self.cache.get(self._entry(tool, arguments, caller))
+        return found if isinstance(found, dict) else None
+
+    def keep(self, tool: str, arguments: str, caller: str, result: dict[str, t.Any], ttl: float) -> None:
+        """Keep *result* for *ttl* seconds (at least one)."""
+        self.cache.set(self._entry(tool, arguments, caller), result, timeout=max(1, round(ttl)))
+
+    def invalidate(self, tool: str, arguments: str | None = None) -> None:
+        """Forget the results of *tool* (for *arguments* only, when given)."""
+        key = _GENERATION + tool if arguments is None else f"{_GENERATION}{tool}:{arguments}"
+        # add() then inc(): a counter that is there is bumped atomically on Redis.
+        self.cache.add(key, 0, timeout=0)
+        self.cache.cache.inc(key)  # the backend's own (flask-caching does not wrap inc)
