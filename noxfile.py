@@ -1,7 +1,7 @@
 """Development sessions.
 
-``nox`` runs ``lint``, ``typing``, ``docs``, ``conformance`` and ``tests``; ``nox -s bench`` and
-``nox -s fuzz`` and ``nox -s bench_streams`` on demand.
+``nox`` runs ``lint``, ``typing``, ``docs``, ``conformance`` and ``tests``; ``nox -s bench``,
+``nox -s fuzz``, ``nox -s bench_streams`` and ``nox -s bench_tasks`` on demand.
 
 Sessions run on whichever Python runs nox (``python=False`` would share its
 environment; a venv per session keeps them apart without needing several
@@ -72,6 +72,16 @@ def bench_streams(session: nox.Session) -> None:
     """
     session.install("-e", ".[bench]")
     session.run("python", "benchmarks/streams.py", *session.posargs)
+
+
+@nox.session
+def bench_tasks(session: nox.Session) -> None:
+    """What a task costs against a plain tools/call, in process and over HTTP (not run by default).
+
+    ``nox -s bench_tasks -- --calls 1000`` passes options to ``benchmarks/tasks.py``.
+    """
+    session.install("-e", ".[bench]")
+    session.run("python", "benchmarks/tasks.py", "--http", *session.posargs)
 
 
 @nox.session

@@ -37,6 +37,9 @@ class ThreadTaskRunner:
     :param workers: the most tasks running at once; more wait their turn.
     """
 
+    #: Tasks wait in this process's queue: the heartbeat covers them from submission on.
+    runs_here = True
+
     def __init__(self, app: Flask, server: str, workers: int) -> None:
         self._app = weakref.ref(app)
         self.server = server

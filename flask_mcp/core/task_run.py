@@ -16,9 +16,7 @@ cancelled while its tool runs stays cancelled whatever the tool returns.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import threading
 import time
 import typing as t
 
@@ -27,10 +25,11 @@ from ..protocol.jsonrpc import INTERNAL_ERROR, MCPError
 from .client import Call, ClientState
 from .methods.tools import run_in_task
 from .rounds import Answers, InputRequired
+from .tasks import HEARTBEATS, stamp
 
 if t.TYPE_CHECKING:
     from .server import Server
-    from .tasks import TaskRecord, TaskStore
+    from .tasks import TaskRecord, Tasks, TaskStore
 
 __all__ = ["TaskChannel", "answer", "cancel", "run_task"]
 
@@ -74,37 +73,6 @@ class TaskChannel:
         return None
 
 
-@contextlib.contextmanager
-def _heartbeat(store: TaskStore, task_id: str, every: float) -> t.Iterator[None]:
-    """Stamp the task's ``heartbeat_at`` now and every *every* seconds while the block runs.
-
-    A task whose stamps stop (its process was killed) is failed as lost when
-    it is next read (:meth:`~flask_mcp.core.tasks.Tasks.alive`).
-    """
-    done = threading.Event()
-
-    def stamp(record: TaskRecord) -> bool:
-        if record.terminal or record.status != "working":
-            return False
-        record.heartbeat_at = time.time()
-        return True
-
-    def beat() -> None:
-        while not done.wait(every):
-            try:
-                store.update(task_id, stamp)
-            except Exception:  # a store hiccup: the next beat tries again
-                logger.warning("task %s: its heartbeat could not be written", task_id, exc_info=True)
-
-    store.update(task_id, stamp)
-    thread = threading.Thread(target=beat, name=f"flask-mcp-task-beat-{task_id[:8]}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-
-
 def _principal(record: TaskRecord) -> Principal | None:
     data = record.principal
     if data is None:
@@ -117,8 +85,18 @@ def run_task(server: Server, task_id: str) -> None:
     tasks = server.tasks
     if tasks is None:
         return
+    try:
+        _run(server, tasks, task_id)
+    finally:
+        HEARTBEATS.forget(task_id)
+
+
+def _run(server: Server, tasks: Tasks, task_id: str) -> None:
     store = tasks.store
     record = store.load(task_id)
+    if record is not None and record.heartbeat_at is None and record.status == "working":
+        # Not watched while it waited (another host queued it): it starts giving signs of life now.
+        record = store.update(task_id, stamp)
     if record is None or record.terminal or record.status == "input_required":
         return
     if store.cancel_requested(task_id):
@@ -134,7 +112,7 @@ def run_task(server: Server, task_id: str) -> None:
     call.component = tool
     call.round = Answers(record.answers)
     try:
-        with _heartbeat(store, task_id, tasks.heartbeat):
+        with HEARTBEATS.beating(store, task_id, tasks.heartbeat):
             result = run_in_task(call, tool, record.arguments)
     except InputRequired as pending:
         _ask(store, task_id, record.era, {key: request.wire() for key, request in pending.requests.items()})

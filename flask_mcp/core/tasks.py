@@ -26,9 +26,12 @@ integration hands in a :class:`TaskStore` and a :class:`TaskRunner`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
+import logging
 import secrets
+import threading
 import time
 import typing as t
 
@@ -38,9 +41,13 @@ from ..protocol.jsonrpc import INVALID_PARAMS, MCPError
 if t.TYPE_CHECKING:
     from ..policies.principal import Principal
 
+logger = logging.getLogger("flask_mcp")
+
 __all__ = [
     "EXTENSION",
+    "HEARTBEATS",
     "LOST",
+    "Heartbeats",
     "RELATED_TASK",
     "TERMINAL",
     "TaskLimit",
@@ -49,6 +56,7 @@ __all__ = [
     "TaskStore",
     "Tasks",
     "owner_of",
+    "stamp",
 ]
 
 #: The id of the 2026-07-28 tasks extension, in ``capabilities.extensions``.
@@ -118,8 +126,8 @@ class TaskRecord:
         return self.ttl_ms is not None and now > self.created_at + self.ttl_ms / 1000
 
     def to_dict(self) -> dict[str, t.Any]:
-        """The stored form."""
-        return dataclasses.asdict(self)
+        """The stored form (its members as they are: the store serializes them)."""
+        return {field.name: getattr(self, field.name) for field in _FIELDS}
 
     @classmethod
     def from_dict(cls, data: t.Mapping[str, t.Any]) -> TaskRecord:
@@ -175,6 +183,9 @@ class TaskRecord:
         return task
 
 
+_FIELDS = dataclasses.fields(TaskRecord)
+
+
 class TaskStore(t.Protocol):
     """Where task records live, shared by every process that may answer for them."""
 
@@ -212,6 +223,74 @@ class TaskRunner(t.Protocol):
     def submit(self, task_id: str) -> None:
         """Run the task *task_id* (its record says what) soon, outside the current request."""
         ...
+
+
+class Heartbeats:
+    """Signs of life of the tasks this process runs or holds queued, written by one thread for all of them.
+
+    A task whose signs stop (its process was killed) is failed as lost when
+    it is next read (:meth:`~flask_mcp.core.tasks.Tasks.alive`). The thread
+    starts with the first task and stamps every running one each *every*
+    seconds; a run only registers and unregisters itself.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[str, tuple[TaskStore, float]] = {}
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+
+    def watch(self, store: TaskStore, task_id: str, every: float) -> None:
+        """Stamp *task_id* every *every* seconds from now on, until :meth:`forget`."""
+        with self._lock:
+            self._running[task_id] = (store, every)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._beat, name="flask-mcp-task-heartbeat", daemon=True)
+                self._thread.start()
+
+    def forget(self, task_id: str) -> None:
+        """Stop stamping *task_id*."""
+        with self._lock:
+            self._running.pop(task_id, None)
+
+    @contextlib.contextmanager
+    def beating(self, store: TaskStore, task_id: str, every: float) -> t.Iterator[None]:
+        """Keep *task_id* stamped while the block runs."""
+        self.watch(store, task_id, every)
+        try:
+            yield
+        finally:
+            self.forget(task_id)
+
+    def _beat(self) -> None:
+        last: dict[str, float] = {}
+        while True:
+            with self._lock:
+                running = dict(self._running)
+            now = time.monotonic()
+            for task_id, (store, every) in running.items():
+                if now - last.get(task_id, now) >= every or task_id not in last:
+                    if task_id in last:
+                        try:
+                            store.update(task_id, stamp)
+                        except Exception:  # a store hiccup: the next beat tries again
+                            logger.warning("task %s: its heartbeat could not be written", task_id, exc_info=True)
+                    last[task_id] = now
+            last = {task_id: stamped for task_id, stamped in last.items() if task_id in running}
+            shortest = min((every for _, every in running.values()), default=1.0)
+            self._wake.wait(min(shortest, 1.0) / 2)
+
+
+def stamp(record: TaskRecord) -> bool:
+    """Stamp a working task's ``heartbeat_at``: a store update's change."""
+    if record.terminal or record.status != "working":
+        return False
+    record.heartbeat_at = time.time()
+    return True
+
+
+#: The heartbeats of this process's running tasks.
+HEARTBEATS = Heartbeats()
 
 
 class TaskLimit(MCPError):
@@ -281,9 +360,19 @@ class Tasks:
             meta=meta or {},
             answers=answers or {},
         )
+        local = getattr(self.runner, "runs_here", False)
+        if local:
+            # Queued in this process: alive while the process is, watched from now on.
+            record.heartbeat_at = record.created_at
         self.store.create(record, self.max_live)
-        self.runner.submit(record.task_id)
+        self.submit(record.task_id)
         return record
+
+    def submit(self, task_id: str) -> None:
+        """Hand *task_id* to the runner; a runner that runs tasks in this process has them watched meanwhile."""
+        if getattr(self.runner, "runs_here", False):
+            HEARTBEATS.watch(self.store, task_id, self.heartbeat)
+        self.runner.submit(task_id)
 
     def owned_record(self, task_id: t.Any, principal: Principal | None, session_id: str | None) -> TaskRecord:
         """The record of *task_id* when it is the caller's and has not expired.

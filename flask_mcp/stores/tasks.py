@@ -22,13 +22,15 @@ from ..core.tasks import TaskLimit, TaskRecord
 from ..protocol import jsonrpc
 from .lock import store_lock
 
-__all__ = ["CacheTaskStore"]
+__all__ = ["INDEX_SIZE", "CacheTaskStore"]
 
 _RECORD = "task:"
 _INDEX = "tasks-of:"
 _CANCEL = "task-cancel:"
 #: Seconds a record outlives its ttl, so "expired" can still be told from "never was" for a moment.
 _GRACE = 60
+#: The newest task ids of an owner its index keeps (what ``tasks/list`` can show).
+INDEX_SIZE = 1000
 
 
 class CacheTaskStore:
@@ -57,7 +59,8 @@ class CacheTaskStore:
 
     def _save(self, record: TaskRecord) -> None:
         data = record.to_dict()
-        if len(json.dumps(data, default=str)) > self.max_bytes and record.result is not None:
+        # Only a result can grow a record past the bound (questions and answers are bounded by the rounds').
+        if record.result is not None and len(json.dumps(data, default=str)) > self.max_bytes:
             data["result"] = None
             data["status"], data["error"] = (
                 "failed",
@@ -72,19 +75,39 @@ class CacheTaskStore:
     def create(self, record: TaskRecord, max_live: int | None) -> None:
         """Keep *record* and add it to its owner's index.
 
+        The index holds the owner's newest :data:`INDEX_SIZE` task ids (for
+        ``tasks/list``) and, with a limit, the ids of those that had not ended
+        when last looked at; only when they reach the limit are their records
+        read, so creating a task costs the same however many its owner made.
+
         :raises TaskLimit: the owner has *max_live* tasks that have not ended.
         """
         index_key = self._index_key(record.owner)
         with store_lock(self.cache, index_key):
-            ids = [task_id for task_id in self.cache.get(index_key) or [] if isinstance(task_id, str)]
-            records = [found for found in (self.load(task_id) for task_id in ids) if found is not None]
-            if max_live is not None and sum(1 for found in records if not found.terminal) >= max_live:
-                raise TaskLimit(max_live)
+            index = self.cache.get(index_key)
+            index = index if isinstance(index, dict) else {}
+            live: list[str] = []
+            if max_live is not None:
+                live = [task_id for task_id in index.get("live", ()) if isinstance(task_id, str)]
+                if len(live) >= max_live:
+                    # Only at the limit are the records read: the ended ones leave the list.
+                    live = [task_id for task_id in live if self._live(task_id)]
+                    if len(live) >= max_live:
+                        raise TaskLimit(max_live)
             self._save(record)
-            # Forgotten tasks leave the index as it is rewritten.
-            kept = [found.task_id for found in records] + [record.task_id]
-            longest = max((self._timeout(found) for found in (*records, record)), default=0)
-            self.cache.set(index_key, kept, timeout=0 if any(f.ttl_ms is None for f in records) else longest)
+            ids = [*index.get("ids", ()), record.task_id][-INDEX_SIZE:]
+            # The index lives as long as the longest-lived task in it.
+            until = (
+                0.0
+                if record.ttl_ms is None or index.get("until") == 0.0
+                else max(float(index.get("until") or 0.0), record.created_at + record.ttl_ms / 1000 + _GRACE)
+            )
+            timeout = 0 if until == 0.0 else max(1, int(until - self.clock()))
+            self.cache.set(index_key, {"ids": ids, "live": [*live, record.task_id], "until": until}, timeout=timeout)
+
+    def _live(self, task_id: str) -> bool:
+        found = self.load(task_id)
+        return found is not None and not found.terminal
 
     def load(self, task_id: str) -> TaskRecord | None:
         """The record of *task_id*, or ``None``."""
@@ -107,8 +130,9 @@ class CacheTaskStore:
             return record
 
     def owned(self, owner: str) -> list[TaskRecord]:
-        """The records of *owner* that are still kept, oldest first."""
-        ids = self.cache.get(self._index_key(owner)) or []
+        """The records of *owner* that are still kept (of its newest :data:`INDEX_SIZE`), oldest first."""
+        index = self.cache.get(self._index_key(owner))
+        ids = index.get("ids", ()) if isinstance(index, dict) else ()
         found = (self.load(task_id) for task_id in ids if isinstance(task_id, str))
         return [record for record in found if record is not None and record.owner == owner]
 

@@ -30,6 +30,8 @@ import sys
 import threading
 import typing as t
 
+from flask.testing import EnvironBuilder
+
 from ..core.client import ClientState
 from ..globals import state_of
 from ..protocol import jsonrpc
@@ -42,6 +44,7 @@ from .stdout import stdout_to_stderr
 from .streaming import REQUEST_CANCELLED, REQUEST_TIMEOUT
 
 if t.TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
     from flask import Flask
     from flask.ctx import RequestContext
 
@@ -54,6 +57,10 @@ __all__ = ["StdioChannel", "StdioServer", "message_context", "serve_stdio"]
 logger = logging.getLogger("flask_mcp")
 
 
+#: Where :func:`message_context` keeps the environ it copies, per endpoint path, in ``app.extensions``.
+_ENVIRONS_KEY = "mcp_message_environs"
+
+
 def message_context(app: Flask, path: str | None = None) -> RequestContext:
     """The request context one message is handled in (see the module docstring).
 
@@ -63,7 +70,17 @@ def message_context(app: Flask, path: str | None = None) -> RequestContext:
     if path is None:
         state = state_of(app)
         path = state.endpoint_path or state.settings.url_prefix
-    return app.test_request_context(path, method="POST")
+    # The WSGI environ of a POST to the endpoint is built once per app and path, then copied:
+    # building it is most of what a context costs, and every message's is the same.
+    built: dict[str, WSGIEnvironment] = app.extensions.setdefault(_ENVIRONS_KEY, {})
+    environ = built.get(path)
+    if environ is None:
+        builder = EnvironBuilder(app, path=path, method="POST")
+        try:
+            environ = built[path] = builder.get_environ()
+        finally:
+            builder.close()
+    return app.request_context(dict(environ))
 
 
 class _Pending:

@@ -9,7 +9,7 @@ import pytest
 from flask_caching import Cache
 
 from flask_mcp import MCPError
-from flask_mcp.core.tasks import TaskLimit, TaskRecord, Tasks, owner_of
+from flask_mcp.core.tasks import Heartbeats, TaskLimit, TaskRecord, Tasks, owner_of
 from flask_mcp.policies.principal import Principal
 from flask_mcp.stores.tasks import CacheTaskStore
 
@@ -156,3 +156,16 @@ def test_a_recent_heartbeat_keeps_a_task_working(cache: Cache) -> None:
 
     store.update(created.task_id, beat)
     assert tasks.owned_record(created.task_id, None, None).status == "working"
+
+
+def test_a_watched_task_is_stamped_until_forgotten(cache: Cache) -> None:
+    store = CacheTaskStore(cache)
+    store.create(record("beating", heartbeat_at=1.0), max_live=None)
+    beats = Heartbeats()
+    beats.watch(store, "beating", 0.01)
+    deadline = time.monotonic() + 10
+    while (found := store.load("beating")) is not None and found.heartbeat_at == 1.0:
+        assert time.monotonic() < deadline, "the heartbeat never stamped the task"
+        time.sleep(0.01)
+    beats.forget("beating")
+    assert found is not None and found.heartbeat_at is not None and found.heartbeat_at > 1.0

@@ -73,7 +73,7 @@ def update_task(call: Call) -> dict[str, t.Any]:
         raise MCPError(INVALID_PARAMS, "Invalid params: 'inputResponses' must be an object")
     tasks = _tasks(call)
     if answer(tasks.store, record.task_id, responses):
-        tasks.runner.submit(record.task_id)
+        tasks.submit(record.task_id)
     return {}
 
 
