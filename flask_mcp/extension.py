@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import typing as t
+from pathlib import Path
 
 from flask import Blueprint, Flask, Response
 from flask.blueprints import BlueprintSetupState
@@ -26,6 +27,7 @@ from .components.list_tools import ListToolOptions, RetrieveToolOptions, build_l
 from .components.list_tools_sql import check_session
 from .components.model import Prompt, Resource, ResourceTemplate, Tool
 from .components.registry import Registry
+from .components.skills import Skill
 from .composition import mount_server
 from .config import Settings
 from .config_prefix import DEFAULT_PREFIX, claim_prefix
@@ -37,6 +39,7 @@ from .policies.permissions import PermissionLike, check_protected, normalize_per
 from .protocol.jsonrpc import INTERNAL_ERROR
 from .runtime_changes import RuntimeChanges
 from .signals import current_sender
+from .skills import add_skill, add_skills_folder, skills_folder_of
 from .state import MCPState, build_state
 from .transport import rest
 from .transport.http import endpoint, error_response
@@ -146,6 +149,9 @@ class MCP(RuntimeChanges, HookDecorators):
         self.registry.on_register(self._announce_change)
         #: The servers this one serves the components of (:meth:`mount`).
         self.mounted: list[MCP] = []
+        #: The Agent Skills served, by name (:meth:`add_skill`, ``MCP_SKILLS_FOLDER``).
+        self.skills: dict[str, Skill] = {}
+        self._skills_folders: set[Path] = set()
         # The before_call/after_call/on_error hooks, shared by every app's server.
         self._hooks = Hooks(sender=current_sender)
         #: The blueprint serving the endpoint. :meth:`init_app` registers it,
@@ -201,6 +207,11 @@ class MCP(RuntimeChanges, HookDecorators):
             settings.include_tags if self.include_tags is None else self.include_tags,
             settings.exclude_tags if self.exclude_tags is None else self.exclude_tags,
         )
+        folder = skills_folder_of(app.root_path, settings.skills_folder)
+        if folder is not None and folder.resolve() not in self._skills_folders:
+            self._skills_folders.add(folder.resolve())
+            add_skills_folder(self, folder)
+        state.server.skills = self.skills
         servers.add(app, state)
         with app.app_context(), use_server(self.blueprint.name):
             if not self._loaders_ran:
@@ -355,6 +366,13 @@ class MCP(RuntimeChanges, HookDecorators):
             a URI without ``scheme://`` under a prefix.
         """
         mount_server(self, other, prefix)
+
+    def add_skill(self, folder: str | Path, **options: t.Any) -> Skill:
+        """Serve the Agent Skill in *folder* (a ``SKILL.md`` and its files); see :doc:`skills`.
+
+        :param options: resource options for each of its files (``permissions``, ``tags``...).
+        """
+        return add_skill(self, folder, **options)
 
     def notify_resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated`` to every session subscribed to *uri*.

@@ -22,7 +22,17 @@ __all__ = ["CACHEABLE", "MODERN_REMOVED", "finish"]
 
 #: Methods whose complete results carry ``ttlMs`` and ``cacheScope``.
 CACHEABLE = frozenset(
-    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        # The skills extension's answers carry the same hints.
+        "skills/list",
+        "skills/get",
+    }
 )
 #: Handshake-era methods the modern era removed: they are unknown there (-32601, HTTP 404).
 MODERN_REMOVED = frozenset(

@@ -17,6 +17,7 @@ import typing as t
 
 from ..components.model import Prompt, Resource, ResourceTemplate, Tool
 from ..components.registry import Kind, Registry
+from ..components.skills import Skill
 from ..policies.permissions import (
     ComponentKind,
     Permission,
@@ -193,6 +194,8 @@ class Server:
         self.tasks: Tasks | None = None
         #: Where cached tools' results are kept (:mod:`flask_mcp.core.result_cache`); ``None``: nothing is cached.
         self.result_cache: ResultCache | None = None
+        #: The Agent Skills served, by name (:mod:`flask_mcp.components.skills`); their files are resources.
+        self.skills: dict[str, Skill] = {}
 
     def current_request(self) -> t.Any:
         """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""

@@ -174,6 +174,18 @@ class TaskUpdateParamsSchema(TaskParamsSchema):
     inputResponses = fields.Dict(keys=fields.String(), required=True)  # the wire name
 
 
+class UriParamsSchema(RequestParamsSchema):
+    """``skills/get`` (the skills extension): the ``uri`` of a skill's ``SKILL.md``."""
+
+    uri = fields.String(required=True)
+
+
+class DirectoryParamsSchema(UriParamsSchema):
+    """``resources/directory/read`` (the skills extension): a folder's ``uri``, and a ``cursor``."""
+
+    cursor = fields.String(allow_none=True)
+
+
 class ReferenceSchema(OpenSchema):
     """``ref`` of ``completion/complete``: a prompt by ``name`` or a resource template by ``uri``."""
 
@@ -249,6 +261,9 @@ PARAMS_SCHEMAS: dict[str, ma.Schema] = {
     "tasks/list": PaginatedParamsSchema(),
     "tasks/cancel": TaskParamsSchema(),
     "tasks/update": TaskUpdateParamsSchema(),
+    "skills/list": PaginatedParamsSchema(),
+    "skills/get": UriParamsSchema(),
+    "resources/directory/read": DirectoryParamsSchema(),
 }
 
 #: Notification method -> the schema its params must satisfy. Others pass as they are.

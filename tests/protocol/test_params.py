@@ -41,6 +41,9 @@ VALID: dict[str, dict[str, t.Any]] = {
     "tasks/list": {},
     "tasks/cancel": {"taskId": "t1"},
     "tasks/update": {"taskId": "t1", "inputResponses": {}},
+    "skills/list": {},
+    "skills/get": {"uri": "skill://a/SKILL.md"},
+    "resources/directory/read": {"uri": "skill://a"},
 }
 
 #: (method, params, the fields.* path expected in the messages)

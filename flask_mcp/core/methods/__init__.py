@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import typing as t
 
-from . import completion, discover, lifecycle, prompts, resources, subscriptions, tasks, tools
+from . import completion, discover, lifecycle, prompts, resources, skills, subscriptions, tasks, tools
 
 if t.TYPE_CHECKING:
     from ..client import Call
@@ -40,6 +40,9 @@ HANDLERS: dict[str, Handler] = {
     "tasks/result": tasks.task_result,
     "tasks/list": tasks.list_tasks,
     "tasks/cancel": tasks.cancel_task,
+    "skills/list": skills.list_skills,
+    "skills/get": skills.get_skill,
+    "resources/directory/read": skills.read_directory,
 }
 
 #: Request method name -> handler, in the modern era (2026-07-28): no handshake, no
@@ -60,6 +63,9 @@ MODERN_HANDLERS: dict[str, Handler] = {
     "tasks/get": tasks.modern_get_task,
     "tasks/update": tasks.update_task,
     "tasks/cancel": tasks.modern_cancel_task,
+    "skills/list": skills.list_skills,
+    "skills/get": skills.get_skill,
+    "resources/directory/read": skills.read_directory,
 }
 
 #: Notification method name -> handler. Unknown notifications are ignored.

@@ -7,6 +7,7 @@ import typing as t
 from ...protocol.versions import ALL_PROTOCOL_VERSIONS
 from ..task_start import serves_tasks
 from ..tasks import EXTENSION
+from . import skills
 
 if t.TYPE_CHECKING:
     from ..client import Call
@@ -22,6 +23,9 @@ def discover(call: Call) -> dict[str, t.Any]:
     capabilities = server.capabilities()
     if serves_tasks(server):
         capabilities["extensions"] = {**capabilities.get("extensions", {}), EXTENSION: {}}
+    declared = skills.declaration(call)
+    if declared is not None:
+        capabilities["extensions"] = {**capabilities.get("extensions", {}), skills.EXTENSION: declared}
     result: dict[str, t.Any] = {
         "supportedVersions": list(ALL_PROTOCOL_VERSIONS),
         "capabilities": capabilities,
