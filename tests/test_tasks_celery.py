@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import subprocess
 import sys
-import threading
 import time
 import typing as t
 import uuid
@@ -21,6 +19,7 @@ import httpx2
 import pytest
 
 from .conftest import REPO_ROOT
+from .processes import OutputLines
 from .transport.test_streaming import gunicorn
 
 pytest.importorskip("celery", reason="Celery is not installed (the test extra has it)")
@@ -38,28 +37,10 @@ class Worker:
         self.process = subprocess.Popen(
             command, cwd=REPO_ROOT, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         )
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.output: list[str] = []
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.process.stdout is not None
-        for raw in self.process.stdout:
-            self.lines.put(raw.decode(errors="replace"))
-        self.lines.put(None)
+        self.lines = OutputLines(self.process, "the Celery worker")
 
     def wait_for(self, text: str, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                line = None
-            if line is None:
-                pytest.fail(f"the Celery worker never printed {text!r}: {''.join(self.output)}")
-            self.output.append(line)
-            if text in line:
-                return
+        self.lines.wait_for(text, timeout)
 
     def kill(self) -> None:
         if self.process.poll() is None:

@@ -24,6 +24,7 @@ if t.TYPE_CHECKING:
     from ..components.model import Tool
     from .client import Call
     from .server import Server
+    from .tasks import TaskRecord, Tasks
 
 __all__ = ["declared_extension", "serves_tasks", "start_task"]
 
@@ -55,8 +56,7 @@ def start_task(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[str,
     :raises ~flask_mcp.core.rounds.InputRequired: an ``ask_first`` question is still open.
     """
     server = call.server
-    tasks = server.tasks
-    if tasks is None or not serves_tasks(server):
+    if not serves_tasks(server):
         return None
     if call.state.modern:
         if tool.task_support == "forbidden":
@@ -69,16 +69,7 @@ def start_task(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[str,
         if tool.ask_first and call.round is not None:
             call.round.ask(dict(tool.ask_first), call.state.capabilities)
             answers = dict(call.round.used)
-        record = tasks.new_record(
-            era="modern",
-            tool=tool.name,
-            arguments=arguments,
-            client=call.state.to_dict(),
-            principal=call.principal,
-            session_id=None,
-            meta=_meta(call),
-            answers=answers,
-        )
+        record = _create(call, tool, arguments, era="modern", answers=answers)
         return {"resultType": "task", **record.modern_task()}
     requested = call.params.get("task")
     if requested is None:
@@ -92,17 +83,22 @@ def start_task(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[str,
     ttl = requested.get("ttl")
     if ttl is not None and (not isinstance(ttl, int) or isinstance(ttl, bool) or ttl < 1):
         raise MCPError(INVALID_PARAMS, "Invalid params: 'task.ttl' must be a positive integer of milliseconds")
-    record = tasks.new_record(
-        era="handshake",
+    record = _create(call, tool, arguments, era="handshake", ttl_ms=ttl)
+    return {"task": record.handshake_task()}
+
+
+def _create(call: Call, tool: Tool, arguments: dict[str, t.Any], **options: t.Any) -> TaskRecord:
+    """A new task running *tool* with *arguments* for the caller of *call*, as the request's client."""
+    return t.cast("Tasks", call.server.tasks).new_record(
         tool=tool.name,
         arguments=arguments,
         client=call.state.to_dict(),
         principal=call.principal,
-        session_id=call.state.session_id,
-        ttl_ms=ttl,
+        # The modern era has no session: a task is its principal's.
+        session_id=None if call.state.modern else call.state.session_id,
         meta=_meta(call),
+        **options,
     )
-    return {"task": record.handshake_task()}
 
 
 def _meta(call: Call) -> dict[str, t.Any]:

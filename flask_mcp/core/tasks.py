@@ -143,19 +143,22 @@ class TaskRecord:
 
     # -- wire forms -----------------------------------------------------
 
-    def modern_task(self) -> dict[str, t.Any]:
-        """The extension's ``Task`` (``ttlMs``, ``pollIntervalMs``)."""
+    def _wire(self, ttl: str, poll: str) -> dict[str, t.Any]:
         task: dict[str, t.Any] = {
             "taskId": self.task_id,
             "status": self.status,
             "createdAt": _iso(self.created_at),
             "lastUpdatedAt": _iso(self.last_updated_at),
-            "ttlMs": self.ttl_ms,
-            "pollIntervalMs": self.poll_interval_ms,
+            ttl: self.ttl_ms,
+            poll: self.poll_interval_ms,
         }
         if self.status_message is not None:
             task["statusMessage"] = self.status_message
         return task
+
+    def modern_task(self) -> dict[str, t.Any]:
+        """The extension's ``Task`` (``ttlMs``, ``pollIntervalMs``)."""
+        return self._wire("ttlMs", "pollIntervalMs")
 
     def modern_detailed(self) -> dict[str, t.Any]:
         """The extension's ``DetailedTask``: the task with its result, error or questions."""
@@ -170,17 +173,7 @@ class TaskRecord:
 
     def handshake_task(self) -> dict[str, t.Any]:
         """The 2025-11-25 ``Task`` (``ttl``, ``pollInterval``)."""
-        task: dict[str, t.Any] = {
-            "taskId": self.task_id,
-            "status": self.status,
-            "createdAt": _iso(self.created_at),
-            "lastUpdatedAt": _iso(self.last_updated_at),
-            "ttl": self.ttl_ms,
-            "pollInterval": self.poll_interval_ms,
-        }
-        if self.status_message is not None:
-            task["statusMessage"] = self.status_message
-        return task
+        return self._wire("ttl", "pollInterval")
 
 
 _FIELDS = dataclasses.fields(TaskRecord)

@@ -17,10 +17,7 @@ import http.client
 import json
 import math
 import os
-import queue
 import statistics
-import subprocess
-import sys
 import threading
 import time
 import typing as t
@@ -35,8 +32,8 @@ from flask_mcp.globals import find_state
 from flask_mcp.protocol.jsonrpc import HEADER_MISMATCH, INVALID_PARAMS, SERVICE_UNAVAILABLE
 from flask_mcp.testing import ACCEPT, SchemaValidator
 
-from ..conftest import REPO_ROOT, LiveServer, free_port
-from .test_streaming import Event, Gunicorn, read_events
+from ..conftest import LiveServer
+from .test_streaming import Event, Gunicorn, gunicorn, read_events
 
 MODERN = "2026-07-28"
 #: Seconds any single wait of a test may take before it counts as a hang.
@@ -481,31 +478,11 @@ def test_malformed_listen_is_answered_as_json(
 # -- 7. across processes: gunicorn and Redis ------------------------------------------------
 
 
-class ListenGunicorn(Gunicorn):
-    """:func:`gunicorn_app` under gunicorn (gthread) on a free port (``Gunicorn`` serves another app)."""
-
-    def __init__(self, **env: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.output: list[str] = []
-        command = [sys.executable, "-m", "gunicorn", "-w", "1", "-k", "gthread", "--threads", "8"]
-        command += ["--graceful-timeout", "2", "-b", f"127.0.0.1:{self.port}"]
-        command += ["tests.transport.test_listen:gunicorn_app()"]
-        self.process = subprocess.Popen(
-            command, cwd=REPO_ROOT, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-        )
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-
 @contextlib.contextmanager
-def listen_gunicorn(**env: str) -> t.Iterator[ListenGunicorn]:
-    server = ListenGunicorn(**env)
-    try:
-        server.wait_ready()
+def listen_gunicorn(**env: str) -> t.Iterator[Gunicorn]:
+    """:func:`gunicorn_app` under gunicorn (gthread) on a free port."""
+    with gunicorn(app="tests.transport.test_listen:gunicorn_app()", **env) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_change_on_one_gunicorn_process_reaches_a_stream_on_another(

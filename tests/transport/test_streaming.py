@@ -19,7 +19,6 @@ import queue
 import subprocess
 import sys
 import threading
-import time
 import typing as t
 import urllib.parse
 import uuid
@@ -37,6 +36,7 @@ from flask_mcp.core.context import LOG_LEVELS
 from flask_mcp.testing import ACCEPT, SchemaValidator
 
 from ..conftest import REPO_ROOT, free_port
+from ..processes import OutputLines
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -793,7 +793,6 @@ class Gunicorn:
     def __init__(self, workers: int = 1, app: str = "tests.streaming_app:app", **env: str) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.output: list[str] = []
         command = [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", "gthread", "--threads", "8"]
         command += ["--graceful-timeout", "2", "-b", f"127.0.0.1:{self.port}", app]
         self.process = subprocess.Popen(
@@ -803,15 +802,13 @@ class Gunicorn:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
-        self._lines: queue.Queue[str | None] = queue.Queue()
         # Reading the pipe in a thread keeps it from filling up and blocking the server.
-        threading.Thread(target=self._pump, daemon=True).start()
+        self.lines = OutputLines(self.process, "gunicorn")
 
-    def _pump(self) -> None:
-        assert self.process.stdout is not None
-        for raw in self.process.stdout:
-            self._lines.put(raw.decode(errors="replace"))
-        self._lines.put(None)
+    @property
+    def output(self) -> list[str]:
+        """What the server printed so far (as far as it was read)."""
+        return self.lines.output
 
     def wait_ready(self) -> None:
         """Block until the worker announces itself (the socket is already listening)."""
@@ -819,17 +816,7 @@ class Gunicorn:
 
     def wait_for(self, text: str) -> str:
         """Block until the server prints a line holding *text*; that line."""
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                line = None
-            if line is None:
-                pytest.fail(f"gunicorn never printed {text!r}: {''.join(self.output)}")
-            self.output.append(line)
-            if text in line:
-                return line
+        return self.lines.wait_for(text)
 
     def stop(self) -> None:
         self.process.terminate()

@@ -24,6 +24,24 @@ def list_page(call: Call, kind: Kind) -> dict[str, t.Any]:
         raise MCPError(INVALID_PARAMS, "Invalid params: invalid cursor", {"cursor": cursor}) from None
 
 
+def paged(call: Call, key: str, listing: list[dict[str, t.Any]], size: int | None) -> dict[str, t.Any]:
+    """The page of *listing* the request's ``cursor`` points at, under *key*, with ``nextCursor`` when more follow.
+
+    For listings other than the registry's (tasks, skills).
+
+    :raises MCPError: -32602 for a cursor this server did not issue.
+    """
+    cursor = call.param("cursor", str, required=False)
+    try:
+        page = paginate(listing, cursor, size)
+    except InvalidCursor:
+        raise MCPError(INVALID_PARAMS, "Invalid params: invalid cursor", {"cursor": cursor}) from None
+    result: dict[str, t.Any] = {key: page.items}
+    if page.next_cursor is not None:
+        result["nextCursor"] = page.next_cursor
+    return result
+
+
 _PERMISSION_KIND: dict[Kind, ComponentKind] = {
     "tools": "tool",
     "resources": "resource",

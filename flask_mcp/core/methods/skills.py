@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import typing as t
 
-from ...components.registry import InvalidCursor, paginate
 from ...protocol.jsonrpc import INVALID_PARAMS, MCPError
+from .listing import paged
 
 if t.TYPE_CHECKING:
     from ..client import Call
@@ -28,16 +28,8 @@ def declaration(call: Call) -> dict[str, t.Any] | None:
 
 def list_skills(call: Call) -> dict[str, t.Any]:
     """The skills, by name, a page at a time."""
-    cursor = call.param("cursor", str, required=False)
     listing = [skill.entry() for _, skill in sorted(call.server.skills.items())]
-    try:
-        page = paginate(listing, cursor, call.server.page_size)
-    except InvalidCursor:
-        raise MCPError(INVALID_PARAMS, "Invalid params: unknown cursor") from None
-    result: dict[str, t.Any] = {"skills": page.items}
-    if page.next_cursor is not None:
-        result["nextCursor"] = page.next_cursor
-    return result
+    return paged(call, "skills", listing, call.server.page_size)
 
 
 def get_skill(call: Call) -> dict[str, t.Any]:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import time
 import typing as t
 
-from ...components.registry import InvalidCursor, paginate
 from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
 from ..task_run import answer, cancel
 from ..task_start import declared_extension, missing_extension
 from ..tasks import RELATED_TASK, owner_of
+from .listing import paged
 
 if t.TYPE_CHECKING:
     from ..client import Call
@@ -120,18 +120,10 @@ def task_result(call: Call) -> dict[str, t.Any]:
 def list_tasks(call: Call) -> dict[str, t.Any]:
     """The caller's tasks, oldest first, a page at a time."""
     tasks = _tasks(call)
-    cursor = call.param("cursor", str, required=False)
     records = tasks.store.owned(owner_of(call.principal, call.state.session_id))
     now = time.time()
     listing = [record.handshake_task() for record in records if not record.expired(now)]
-    try:
-        page = paginate(listing, cursor, tasks.page_size)
-    except InvalidCursor:
-        raise MCPError(INVALID_PARAMS, "Invalid params: unknown cursor") from None
-    result: dict[str, t.Any] = {"tasks": page.items}
-    if page.next_cursor is not None:
-        result["nextCursor"] = page.next_cursor
-    return result
+    return paged(call, "tasks", listing, tasks.page_size)
 
 
 def cancel_task(call: Call) -> dict[str, t.Any]:
