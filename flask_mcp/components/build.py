@@ -19,7 +19,6 @@ from ..policies.permissions import PermissionLike, normalize_permissions
 from ..policies.ratelimit import Limit, parse_limit
 from ..policies.tool import KwargsProvider, ToolPolicy
 from ..schemas.hints import context_parameter, pydantic_schema, schema_from_dataclass, schema_from_signature
-from ..schemas.json_schema import schema_to_json_schema
 from .binding import RESERVED_NAMES, accepted_parameters
 from .model import (
     Completer,
@@ -37,6 +36,7 @@ from .model import (
     normalize_icons,
     output_schema_from_hints,
 )
+from .option_checks import cache_hints, param_headers, result_ttl, task_support, with_result_ttl
 from .signature_checks import check_parameters
 from .uri_template import URITemplate
 
@@ -57,10 +57,6 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
 Icons = t.Sequence[t.Union[str, t.Mapping[str, t.Any]]]
 CacheScope = t.Literal["public", "private"]
-# RFC 9110 tokens: what an x-mcp-header name may be.
-_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-#: The JSON types an argument travelling in a header may have.
-_HEADER_TYPES = frozenset({"string", "integer", "boolean"})
 
 
 class ToolOptions(t.TypedDict, total=False):
@@ -225,39 +221,6 @@ def _tagged(options: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     return {"tags": tags, "meta": meta}
 
 
-def _cache_hints(options: t.Mapping[str, t.Any], what: str) -> dict[str, t.Any]:
-    """``cache_ttl_ms`` and ``cache_scope`` of a component, from its ``cache_ttl=`` and ``cache_scope=``."""
-    ttl = options.get("cache_ttl")
-    if isinstance(ttl, datetime.timedelta):
-        ttl = ttl.total_seconds()
-    if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl < 0):
-        raise ValueError(f"{what}: cache_ttl must be a number of seconds (>= 0) or a timedelta, not {ttl!r}")
-    scope = options.get("cache_scope")
-    if scope not in (None, "public", "private"):
-        raise ValueError(f'{what}: cache_scope must be "public" or "private", not {scope!r}')
-    return {"cache_ttl_ms": None if ttl is None else round(ttl * 1000), "cache_scope": scope}
-
-
-def _param_headers(name: str, headers: t.Mapping[str, str] | None, schema: t.Any) -> dict[str, str] | None:
-    """The checked ``headers=`` of a tool: existing plain arguments, token names, unique whatever the case."""
-    if not headers:
-        return None
-    json_schema = schema if isinstance(schema, dict) else schema_to_json_schema(schema)
-    properties = json_schema.get("properties") or {}
-    seen: set[str] = set()
-    for argument, header in headers.items():
-        if argument not in properties:
-            raise ValueError(f"tool {name!r}: headers= names {argument!r}, which is not an argument")
-        if properties[argument].get("type") not in _HEADER_TYPES:
-            raise ValueError(f"tool {name!r}: argument {argument!r} cannot travel in a header: only strings, "
-                             "integers and booleans can")  # fmt: skip
-        if not isinstance(header, str) or not _HEADER_NAME.match(header) or header.lower() in seen:
-            raise ValueError(f"tool {name!r}: header name {header!r} must be a distinct HTTP token (letters, "
-                             "digits, '-', ...)")  # fmt: skip
-        seen.add(header.lower())
-    return dict(headers)
-
-
 def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -> Tool:
     """Build a :class:`Tool` from a function and the decorator's keywords.
 
@@ -308,46 +271,13 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
         permissions=normalize_permissions(options.get("permissions")),
         always_listed=bool(options.get("always_listed", False)),
         rate_limit=parse_limit(options.get("rate_limit")),
-        param_headers=_param_headers(name, options.get("headers"), arguments),
-        task_support=_task_support(name, options.get("task"), options.get("ask_first")),
+        param_headers=param_headers(name, options.get("headers"), arguments),
+        task_support=task_support(name, options.get("task"), options.get("ask_first")),
         ask_first=dict(options.get("ask_first") or {}),
-        result_ttl=_result_ttl(name, options),
+        result_ttl=result_ttl(name, options),
         **_tagged(options),
-        **_cache_hints(_with_result_ttl(options), f"tool {name!r}"),
+        **cache_hints(with_result_ttl(options), f"tool {name!r}"),
     )
-
-
-def _result_ttl(name: str, options: t.Mapping[str, t.Any]) -> float | None:
-    """Seconds a tool's results are kept (``cache=``), checked: a number, and a read-only tool."""
-    ttl = options.get("cache")
-    if isinstance(ttl, datetime.timedelta):
-        ttl = ttl.total_seconds()
-    if ttl is None:
-        return None
-    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or ttl <= 0:
-        raise ValueError(f"tool {name!r}: cache must be a positive number of seconds or a timedelta, not {ttl!r}")
-    if not (options.get("annotations") or {}).get("readOnlyHint"):
-        raise ValueError(
-            f"tool {name!r}: cache= keeps results for tools that change nothing; "
-            'declare it with annotations={"readOnlyHint": True}'
-        )
-    return float(ttl)
-
-
-def _with_result_ttl(options: t.Mapping[str, t.Any]) -> t.Mapping[str, t.Any]:
-    # A cached tool's results may be reused by clients as long as the server reuses them.
-    if options.get("cache") is None or options.get("cache_ttl") is not None:
-        return options
-    return {**options, "cache_ttl": options["cache"]}
-
-
-def _task_support(name: str, task: t.Any, ask_first: t.Any) -> TaskSupport:
-    support = "forbidden" if task is None else task
-    if support not in ("forbidden", "optional", "required"):
-        raise ValueError(f"tool {name!r}: task must be 'forbidden', 'optional' or 'required', not {task!r}")
-    if ask_first and support == "forbidden":
-        raise ValueError(f"tool {name!r}: ask_first= is for tools that run as tasks (task='optional' or 'required')")
-    return t.cast("TaskSupport", support)
 
 
 def _input_schema(
@@ -420,7 +350,7 @@ def build_prompt(func: t.Callable[..., t.Any], **options: t.Unpack[PromptOptions
         permissions=normalize_permissions(options.get("permissions")),
         always_listed=bool(options.get("always_listed", False)),
         **_tagged(options),
-        **_cache_hints(options, f"prompt {name!r}"),
+        **cache_hints(options, f"prompt {name!r}"),
     )
 
 
@@ -445,7 +375,7 @@ def build_resource(
         permissions=normalize_permissions(options.get("permissions")),
         always_listed=bool(options.get("always_listed", False)),
         **_tagged(options),
-        **_cache_hints(options, f"resource {uri!r}"),
+        **cache_hints(options, f"resource {uri!r}"),
     )
     template = URITemplate(uri)
     if not template.variables:

@@ -23,9 +23,9 @@ import typing as t
 from ..policies.principal import Principal
 from ..protocol.jsonrpc import INTERNAL_ERROR, MCPError
 from .client import Call, ClientState
+from .heartbeats import HEARTBEATS, stamp
 from .methods.tools import run_in_task
 from .rounds import Answers, InputRequired
-from .tasks import HEARTBEATS, stamp
 
 if t.TYPE_CHECKING:
     from .server import Server

@@ -9,7 +9,8 @@ import pytest
 from flask_caching import Cache
 
 from flask_mcp import MCPError
-from flask_mcp.core.tasks import Heartbeats, TaskLimit, TaskRecord, Tasks, owner_of
+from flask_mcp.core.heartbeats import Heartbeats
+from flask_mcp.core.tasks import TaskLimit, TaskRecord, Tasks, owner_of
 from flask_mcp.policies.principal import Principal
 from flask_mcp.stores.tasks import CacheTaskStore
 

@@ -1,0 +1,191 @@
+"""Every ``MCP_*`` configuration key with its default, and why it is what it is.
+
+:mod:`flask_mcp.config` reads them into :class:`~flask_mcp.config.Settings`;
+``docs/configuration.rst`` describes each (a test checks that every key
+the docs name is one of these).
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+__all__ = ["DEFAULTS"]
+
+#: Every configuration key with its default. ``init_app`` fills in the missing
+#: ones with ``app.config.setdefault`` so ``app.config`` shows what is in force.
+DEFAULTS: dict[str, t.Any] = {
+    # Path of the MCP endpoint when registered through init_app.
+    "MCP_URL_PREFIX": "/mcp",
+    # Items per page of every */list result; None disables pagination.
+    "MCP_PAGE_SIZE": 100,
+    # Issue no sessions: every request stands alone.
+    "MCP_STATELESS": False,
+    # Seconds a session may stay idle before it expires.
+    "MCP_SESSION_TTL": 3600,
+    # Largest request body accepted, in bytes (4 MiB).
+    "MCP_MAX_CONTENT_LENGTH": 4 * 1024 * 1024,
+    # Browser origins allowed to call the endpoint, besides the server's own
+    # and loopback ones; "*" allows every origin.
+    "MCP_ALLOWED_ORIGINS": (),
+    # Host header values accepted; None means loopback names when serving on
+    # loopback and anything otherwise.
+    "MCP_ALLOWED_HOSTS": None,
+    # Seconds a handler waits for the client to answer sampling, elicitation or roots requests.
+    "MCP_CLIENT_REQUEST_TIMEOUT": 300,
+    # Seconds between keep-alive comments on an idle event stream.
+    "MCP_SSE_KEEPALIVE": 15,
+    # Reconnection delay (ms) suggested to clients in the first event of a stream.
+    "MCP_SSE_RETRY_MS": 1000,
+    # Seconds a GET event stream stays open before the server ends it (clients reconnect).
+    "MCP_SSE_MAX_LIFETIME": 300,
+    # Seconds between two looks at the store by the one watcher per process
+    # that wakes waiting streams and handlers.
+    "MCP_SSE_POLL_INTERVAL": 0.05,
+    # Hide exception detail from clients; None means "unless app.debug".
+    "MCP_MASK_ERRORS": None,
+    # Serve every tool as POST <MCP_REST_PREFIX>/tools/<name>, with an OpenAPI document and a docs page.
+    "MCP_REST_ENABLED": True,
+    # Path under which the REST routes, openapi.json and the docs page live.
+    # None: MCP_URL_PREFIX + "/rest" (where the endpoint is, + "/rest"); a path: there.
+    "MCP_REST_PREFIX": None,
+    # Where the docs page loads swagger-ui-bundle.js and swagger-ui.css from;
+    # empty: the copy installed with flask-swagger-ui, served by the app itself.
+    "MCP_SWAGGER_UI_URL": "",
+    # Text block of structured tool results: "json", "toon" (needs toon-format) or "auto".
+    "MCP_OUTPUT_FORMAT": "json",
+    # Send structuredContent with tool results (tools may override).
+    "MCP_INCLUDE_STRUCTURED_CONTENT": True,
+    # Advertise tools' outputSchema in tools/list (tools may override). True
+    # with MCP_INCLUDE_STRUCTURED_CONTENT False is refused: the spec forbids it.
+    "MCP_INCLUDE_OUTPUT_SCHEMA": True,
+    # Seconds a tool call may take before it ends with a time-out error; None: no limit.
+    "MCP_TOOL_TIMEOUT": None,
+    # Largest tool result in bytes of JSON; None: no limit.
+    "MCP_MAX_RESULT_BYTES": None,
+    # Seconds a result spilled to a resource (spill_to_resource=True) stays readable.
+    "MCP_SPILL_TTL": 3600,
+    # Wording of failed tool calls: "text", "json" or "plain".
+    "MCP_ERROR_FORMAT": "text",
+    # Echo the arguments in validation errors (they may hold sensitive data).
+    "MCP_INCLUDE_VALIDATION_VALUE": False,
+    # flask-caching backend of the session store (any CACHE_* key works as MCP_CACHE_*).
+    "MCP_CACHE_TYPE": "SimpleCache",
+    "MCP_CACHE_KEY_PREFIX": "flask_mcp:",
+    # Entries the session cache holds before SimpleCache evicts; None: four
+    # times MCP_MAX_SESSIONS, so that new sessions are refused before any is evicted.
+    "MCP_CACHE_THRESHOLD": None,
+    # Static bearer tokens: {token or "sha256:<hex>": subject or {"subject", "scopes"}};
+    # None configures no static backend (MCP(auth=...) may give another).
+    "MCP_AUTH_TOKENS": None,
+    # The caller of stdio and the flask mcp commands when no token is given
+    # (--token, FLASK_MCP_TOKEN): a subject, or {"subject", "scopes"}; None: nobody.
+    "MCP_LOCAL_PRINCIPAL": None,
+    # Also accept a static token in this header (e.g. "X-API-Key"); None: Authorization only.
+    "MCP_AUTH_API_KEY_HEADER": None,
+    # This server's resource identifier (RFC 8707/9728); None: the endpoint's absolute URL.
+    "MCP_AUTH_RESOURCE": None,
+    # Issuer URLs of the authorization servers listed in the resource metadata.
+    "MCP_AUTH_AUTHORIZATION_SERVERS": (),
+    # scopes_supported of the resource metadata.
+    "MCP_AUTH_SCOPES_SUPPORTED": (),
+    # Scopes named (scope="...") in the 401 challenge.
+    "MCP_AUTH_REQUIRED_SCOPES": (),
+    # Authenticate the OpenAPI document and docs page of the REST adapter too.
+    "MCP_AUTH_OPENAPI": True,
+    # Live sessions per principal; past it the oldest is ended. None: no cap.
+    "MCP_SESSIONS_PER_PRINCIPAL": 100,
+    # Absolute lifetime of a session in seconds, however active; None: no limit.
+    "MCP_SESSION_MAX_AGE": 86400,
+    # Leave out of */list results the components the caller's permissions deny.
+    "MCP_FILTER_LISTINGS_BY_PERMISSIONS": False,
+    # Serve only components with one of these tags (tags=); None or empty: no such filter.
+    "MCP_INCLUDE_TAGS": None,
+    # Serve no component with one of these tags. MCP(include_tags=..., exclude_tags=...) win over both keys.
+    "MCP_EXCLUDE_TAGS": (),
+    # Refuse, instead of warning about, tools without permissions when auth is configured.
+    "MCP_REQUIRE_PERMISSIONS": False,
+    # Every caller's budget of tool calls, all tools together: "100/minute", a
+    # FixedWindow or a TokenBucket; None: no server-wide limit.
+    "MCP_RATE_LIMIT": None,
+    # Sessions under load.
+    # Every caller's budget of new sessions (principal, else remote address);
+    # past it initialize gets 429. A rule string, FixedWindow or TokenBucket; None: no quota.
+    "MCP_SESSION_RATE_LIMIT": "1000/hour",
+    # Live sessions a SimpleCache session store holds; past it initialize gets 503.
+    "MCP_MAX_SESSIONS": 10000,
+    # Fraction of Redis's maxmemory past which initialize gets 503 (before Redis evicts).
+    "MCP_STORE_HIGH_WATER": 0.9,
+    # Resource URIs one session may subscribe to at once.
+    "MCP_MAX_SUBSCRIPTIONS": 100,
+    # Seconds a request id stays in use after the worker running it stopped
+    # renewing it (it died); live workers renew theirs every third of it.
+    "MCP_INFLIGHT_TTL": 60,
+    # Short-lived entries (answers, cancellations, in-flight ids, stream events,
+    # rate-limit counters, spilled results) live in a cache of their own, so
+    # they can never evict a session. It is configured like the session cache
+    # (MCP_CACHE_*); these keys override single settings of it.
+    "MCP_EPHEMERAL_CACHE_KEY_PREFIX": None,  # None: MCP_CACHE_KEY_PREFIX + "e:"
+    "MCP_EPHEMERAL_CACHE_THRESHOLD": 50000,
+    # Streams and slow clients.
+    # GET event streams one process holds open at once; past it GET gets 503.
+    # Keep it below the worker's thread count (gthread: --threads).
+    "MCP_MAX_STREAMS": 32,
+    # Seconds a GET stream stays open without sending an event; the client reconnects with Last-Event-ID.
+    "MCP_SSE_IDLE_TIMEOUT": 60,
+    # Most events replayed to a client resuming a stream; older ones are skipped.
+    "MCP_SSE_REPLAY_MAX": 100,
+    # Seconds events stay in the store for replay.
+    "MCP_SSE_REPLAY_AGE": 300,
+    # Seconds a request body may take to arrive, however slowly; past it 408. None: no limit.
+    "MCP_BODY_TIMEOUT": 30,
+    # Input limits.
+    # Members of one JSON object in a message; more is -32600.
+    "MCP_MAX_JSON_KEYS": 10_000,
+    # Objects and arrays nested in each other in a message; deeper is -32600.
+    "MCP_MAX_JSON_DEPTH": 64,
+    # Characters of one JSON string (keys too); None: bounded by MCP_MAX_CONTENT_LENGTH alone.
+    "MCP_MAX_JSON_STRING": None,
+    # UTF-8 bytes of a resource URI in resources/read, subscribe, unsubscribe and completion refs; longer is -32602.
+    "MCP_MAX_URI_LENGTH": 8192,
+    # The modern era (2026-07-28).
+    # Serve stateless 2026-07-28 requests beside the handshake era; False: handshake only.
+    "MCP_MODERN_ERA": True,
+    # Seconds (or a timedelta) clients may reuse server/discover, the */list
+    # results and resources/read before asking again (ttlMs); 0: always ask.
+    "MCP_CLIENT_CACHE_TTL": 0,
+    # cacheScope of those results: "public", "private", or None for "private"
+    # when answers depend on the caller (authentication, filtered listings).
+    "MCP_CLIENT_CACHE_SCOPE": None,
+    # Key that signs the requestState of input_required rounds; None: the
+    # app's SECRET_KEY, else a random key kept in the shared store.
+    "MCP_REQUEST_STATE_SECRET": None,
+    # Seconds a requestState stays valid: the time a user has to answer.
+    "MCP_REQUEST_STATE_TTL": 600,
+    # Largest requestState issued or accepted, in bytes.
+    "MCP_REQUEST_STATE_MAX_BYTES": 65536,
+    # Seconds a ctx.state value lives unless set with its own ttl.
+    "MCP_CONTEXT_STATE_TTL": 3600,
+    # Largest ctx.state of one session or principal (keys and JSON values), in bytes.
+    "MCP_CONTEXT_STATE_MAX_BYTES": 65536,
+    # Seconds a subscriptions/listen stream stays open before the server ends it
+    # with its result (clients listen again).
+    "MCP_LISTEN_MAX_LIFETIME": 3600,
+    # Tasks (tools with task=): seconds a task is kept from its creation (a client may ask for less).
+    "MCP_TASK_TTL": 3600,
+    # Seconds clients are told to wait between two polls of a task.
+    "MCP_TASK_POLL_INTERVAL": 0.5,
+    # Tasks one caller may have that have not ended; None: no limit.
+    "MCP_TASK_MAX_PER_CALLER": 100,
+    # Threads of this process that run tasks (the embedded executor).
+    "MCP_TASK_WORKERS": 4,
+    # The most one task's record (its result, answers and questions) may hold, in bytes of JSON.
+    "MCP_TASK_MAX_BYTES": 1024 * 1024,
+    # The folder of Agent Skills to serve (one subfolder per skill); None: <app root>/skills, if any.
+    "MCP_SKILLS_FOLDER": None,
+    # What runs tasks: "thread" (a pool in each process) or "celery" (the app's Celery workers).
+    "MCP_TASK_EXECUTOR": "thread",
+    # Seconds between two signs of life of a running task.
+    "MCP_TASK_HEARTBEAT": 5,
+    # Seconds without one after which a running task is failed as lost (its worker died); None: never.
+    "MCP_TASK_LOST_AFTER": 30,
+}
