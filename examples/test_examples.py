@@ -597,3 +597,17 @@ async def test_smorest_app_with_the_official_client(bookshop_url: str, mode: t.A
         assert added.structured_content == {"id": 4, "title": "Emma", "author": "Jane Austen", "year": None}
         stats = await librarian.call_tool("admin_stats", {})
         assert stats.structured_content == {"books": 4, "authors": 2, "by": "ada"}
+
+
+# -- sales_app: an MCP App (a tool and its view) --------------------------------------------
+
+
+def test_sales_app_serves_its_tool_and_its_view() -> None:
+    module = load_example("sales_app")
+    client = MCPTestClient(module.app, modern_validator=SchemaValidator.official("2026-07-28"))
+    (tool,) = client.list_tools()
+    uri = tool["_meta"]["ui"]["resourceUri"]
+    (view,) = client.read_resource(uri)
+    assert view["mimeType"] == "text/html;profile=mcp-app" and '<table id="sales">' in view["text"]
+    result = client.call_tool("sales_report", {"year": 2026})
+    assert result["structuredContent"]["total"] == 358

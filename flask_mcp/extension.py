@@ -12,6 +12,7 @@ from flask_caching import Cache
 from werkzeug.exceptions import HTTPException
 
 from . import caches, servers
+from .apps import register_view
 from .auth import AuthBackend
 from .cli import mcp_group
 from .components.build import (
@@ -257,7 +258,12 @@ class MCP(RuntimeChanges, HookDecorators):
         """
 
         def register(f: F) -> F:
-            self._add_tool(build_tool(f, **options))
+            view = options.get("app")
+            rest = t.cast("ToolOptions", {key: value for key, value in options.items() if key != "app"})
+            tool = build_tool(f, **rest)
+            self._add_tool(tool)
+            if view is not None:
+                register_view(self, tool, view)
             return f
 
         return register(func) if func is not None else register

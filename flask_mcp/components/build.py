@@ -127,6 +127,8 @@ class ToolOptions(t.TypedDict, total=False):
     #: arguments from there: for read-only tools (``annotations={"readOnlyHint": True}``). Per caller
     #: unless ``cache_scope="public"``; also the default ``cache_ttl``. See :ref:`cached-results`.
     cache: float | datetime.timedelta | None
+    #: Its view (an MCP App): a template name, or a :class:`~flask_mcp.apps.App`; see :doc:`apps`.
+    app: t.Any
     #: Questions settled before a task is created: key -> an input request
     #: (:class:`~flask_mcp.Elicit`...). The task's ``ctx.elicit(..., key=...)`` finds the answers.
     ask_first: t.Mapping[str, t.Any] | None

@@ -245,6 +245,8 @@ class Resource:
     annotations: dict[str, t.Any] | None = None
     icons: list[dict[str, t.Any]] | None = None
     meta: dict[str, t.Any] | None = None
+    #: ``_meta`` of each content item ``resources/read`` answers with (an MCP App view's ``ui`` members).
+    content_meta: dict[str, t.Any] | None = None
     output_schema: ma.Schema | None = None
     #: The parameter that receives a :class:`~flask_mcp.Context`, if any.
     context_param: str | None = None

@@ -183,7 +183,11 @@ def read_contents(call: Call, uri: str) -> dict[str, t.Any]:
             value = _invoke(call, resource, kwargs)
     except NotFoundError:
         raise not_found(uri, call.state.modern) from None
-    return {"contents": resource_contents(value, uri, resource.mime_type, resource.output_schema)}
+    contents = resource_contents(value, uri, resource.mime_type, resource.output_schema)
+    meta = getattr(resource, "content_meta", None)
+    if meta:
+        contents = [{**item, "_meta": meta} for item in contents]
+    return {"contents": contents}
 
 
 def _invoke(call: Call, resource: Resource | ResourceTemplate, kwargs: dict[str, t.Any]) -> t.Any:

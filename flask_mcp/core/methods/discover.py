@@ -13,6 +13,26 @@ if t.TYPE_CHECKING:
     from ..client import Call
 
 
+#: The MCP Apps extension (SEP-1865), declared when a tool has a view.
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
+#: The MIME type of an MCP App view (a ``ui://`` resource).
+APP_MIME_TYPE = "text/html;profile=mcp-app"
+
+
+def extensions(call: Call) -> dict[str, t.Any]:
+    """The extensions the server declares, by id: tasks, Agent Skills, MCP Apps (what it serves of each)."""
+    server = call.server
+    declared: dict[str, t.Any] = {}
+    if serves_tasks(server):
+        declared[EXTENSION] = {}
+    skills_declared = skills.declaration(call)
+    if skills_declared is not None:
+        declared[skills.EXTENSION] = skills_declared
+    if any(resource.mime_type == APP_MIME_TYPE for resource in server.registry.resources.values()):
+        declared[APPS_EXTENSION] = {}
+    return declared
+
+
 def discover(call: Call) -> dict[str, t.Any]:
     """Every revision served (newest first), the capabilities and the instructions.
 
@@ -21,11 +41,9 @@ def discover(call: Call) -> dict[str, t.Any]:
     """
     server = call.server
     capabilities = server.capabilities()
-    if serves_tasks(server):
-        capabilities["extensions"] = {**capabilities.get("extensions", {}), EXTENSION: {}}
-    declared = skills.declaration(call)
-    if declared is not None:
-        capabilities["extensions"] = {**capabilities.get("extensions", {}), skills.EXTENSION: declared}
+    declared = extensions(call)
+    if declared:
+        capabilities["extensions"] = declared
     result: dict[str, t.Any] = {
         "supportedVersions": list(ALL_PROTOCOL_VERSIONS),
         "capabilities": capabilities,

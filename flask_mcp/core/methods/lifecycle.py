@@ -8,7 +8,8 @@ from ...protocol import jsonrpc
 from ...protocol.jsonrpc import INVALID_PARAMS, MCPError
 from ...protocol.versions import LATEST_PROTOCOL_VERSION, LOG_LEVELS, SUPPORTED_PROTOCOL_VERSIONS
 from ..task_start import serves_tasks
-from . import skills
+from ..tasks import EXTENSION
+from .discover import extensions
 
 if t.TYPE_CHECKING:
     from ..client import Call
@@ -38,10 +39,10 @@ def initialize(call: Call) -> dict[str, t.Any]:
     if state.protocol_version >= TASKS_SINCE and serves_tasks(server):
         # 2025-11-25's experimental tasks: tools/call may run as one, listed and cancelled.
         capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-    declared = skills.declaration(call)
-    if declared is not None:
-        # The skills extension, declared as in server/discover: a handshake client that knows it finds it.
-        capabilities["extensions"] = {skills.EXTENSION: declared}
+    declared = {key: value for key, value in extensions(call).items() if key != EXTENSION}
+    if declared:
+        # Agent Skills and MCP Apps, declared as in server/discover (tasks have their own capability here).
+        capabilities["extensions"] = declared
     result: dict[str, t.Any] = {
         "protocolVersion": state.protocol_version,
         "capabilities": capabilities,

@@ -1,0 +1,130 @@
+"""MCP Apps: a tool's view rendered from a template, linked from the tool, and shown by a real browser host.
+
+The browser test builds the smallest host there is: a page with the view in
+a sandboxed frame (``srcdoc``, scripts allowed, an origin of its own) that
+answers the view's ``ui/initialize``, waits for ``ui/notifications/initialized``
+and sends it the tool's result, as the extension's host side does. Headless
+Chromium runs it; the test reads the table the view drew.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import typing as t
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from flask_mcp import MCP
+from flask_mcp.apps import MIME_TYPE, App
+
+from .transport.test_swagger_browser import CHROMEDRIVER, CHROMIUM, browser  # noqa: F401 - the fixture
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sales_app"
+
+
+def sales_app() -> Flask:
+    from examples.sales_app.app import create_app
+
+    return create_app()
+
+
+def test_the_tool_links_its_view_and_the_view_is_a_ui_resource(make_client: t.Any) -> None:
+    app = sales_app()
+    client = make_client(app, era="modern")
+    assert client.discover()["capabilities"]["extensions"]["io.modelcontextprotocol/ui"] == {}
+    (tool,) = client.list_tools()
+    assert tool["_meta"]["ui"] == {"resourceUri": "ui://sales_report/view"}
+    assert tool["_meta"]["ui/resourceUri"] == "ui://sales_report/view"  # the key older hosts read
+    (view,) = client.read_resource("ui://sales_report/view")
+    assert view["mimeType"] == MIME_TYPE and view["_meta"] == {"ui": {"prefersBorder": True}}
+    page = view["text"]
+    assert page.startswith("<!DOCTYPE html>") and "Waiting for the sales_report result" in page
+    assert 'request("ui/initialize"' in page  # the static script, inlined
+    listed = {resource["uri"]: resource for resource in client.list_resources()}
+    assert listed["ui://sales_report/view"]["_meta"] == {"ui": {"prefersBorder": True}}
+
+
+def test_a_views_csp_and_template_are_its_own(tmp_path: Path, make_app: t.Any, make_client: t.Any) -> None:
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "map.html").write_text("<!DOCTYPE html><p>{{ tool }}</p>")
+    mcp = MCP(name="maps")
+    csp = {"connectDomains": ["https://api.example.com"], "resourceDomains": ["https://tiles.example.com"]}
+
+    @mcp.tool(app=App("map.html", csp=csp))
+    def show_map(place: str) -> dict[str, str]:
+        return {"place": place}
+
+    app = Flask("maps", root_path=str(tmp_path))
+    app.config["TESTING"] = True
+    mcp.init_app(app)
+    (view,) = make_client(app, era="modern").read_resource("ui://show_map/view")
+    assert view["text"] == "<!DOCTYPE html><p>show_map</p>"
+    assert view["_meta"] == {"ui": {"csp": csp}}
+    with pytest.raises(ValueError, match="App csp takes"):
+        App("x.html", csp={"scriptDomains": []})
+
+
+def test_a_handshake_client_sees_the_extension(make_client: t.Any) -> None:
+    client = make_client(sales_app())
+    capabilities = client.initialize()["capabilities"]
+    assert capabilities["extensions"] == {"io.modelcontextprotocol/ui": {}}
+
+
+HOST_PAGE = """<!DOCTYPE html>
+<html><body>
+<iframe id="view" sandbox="allow-scripts" srcdoc="{view}"></iframe>
+<script>
+const frame = document.getElementById("view");
+const result = {result};
+const log = [];
+window.addEventListener("message", (event) => {{
+  if (event.source !== frame.contentWindow) return;
+  const message = event.data;
+  log.push(message.method || "response");
+  const send = (reply) => frame.contentWindow.postMessage({{ jsonrpc: "2.0", ...reply }}, "*");
+  if (message.method === "ui/initialize") {{
+    send({{ id: message.id, result: {{
+      protocolVersion: "2026-01-26",
+      hostInfo: {{ name: "test-host", version: "1" }},
+      hostCapabilities: {{}},
+      hostContext: {{ toolInfo: {{ tool: {{ name: "sales_report" }} }} }},
+    }} }});
+  }} else if (message.method === "ui/notifications/initialized") {{
+    send({{ method: "ui/notifications/tool-input", params: {{ arguments: {{ year: 2026 }} }} }});
+    send({{ method: "ui/notifications/tool-result", params: result }});
+  }}
+}});
+window.hostLog = log;
+</script>
+</body></html>
+"""
+
+
+@pytest.mark.skipif(
+    not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()),
+    reason="needs /usr/bin/chromium and /usr/bin/chromedriver (Debian packages chromium and chromium-driver, "
+    "which .ci/run installs)",
+)
+def test_a_browser_host_shows_the_tools_result_in_its_view(browser: t.Any, tmp_path: Path, make_client: t.Any) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    client = make_client(sales_app(), era="modern")
+    (view,) = client.read_resource("ui://sales_report/view")
+    result = client.call_tool("sales_report", {"year": 2026})
+    host = tmp_path / "host.html"
+    host.write_text(HOST_PAGE.format(view=html.escape(view["text"], quote=True), result=json.dumps(result)))
+    browser.get(host.as_uri())
+    browser.switch_to.frame(browser.find_element(By.ID, "view"))
+    WebDriverWait(browser, 30).until(lambda driver: driver.find_element(By.ID, "total").text == "Total: 358")
+    rows = [
+        [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+        for row in browser.find_elements(By.CSS_SELECTOR, "#sales tbody tr")
+    ]
+    assert rows == [["January", "120"], ["February", "95"], ["March", "143"]]
+    assert browser.find_element(By.ID, "title").text == "Sales 2026"
+    browser.switch_to.default_content()
+    assert browser.execute_script("return window.hostLog") == ["ui/initialize", "ui/notifications/initialized"]
