@@ -11,12 +11,23 @@ from tests.imports import PACKAGE, edges, module_name
 
 
 def import_graph(root: Path) -> dict[str, set[str]]:
-    """Module -> the package's modules it imports when it runs."""
+    """Module -> the package's modules it imports when it runs.
+
+    Importing ``pkg.sub.mod`` runs ``pkg/sub/__init__.py`` first: each
+    package on the way counts as imported too, unless it is one of the
+    importer's own (already being set up when the importer runs).
+    """
     modules = {module_name(root, path) for path in root.rglob("*.py")}
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for edge in edges(root):
-        if edge.runtime and edge.target in modules:
-            graph[edge.source].add(edge.target)
+        if not edge.runtime or edge.target not in modules:
+            continue
+        graph[edge.source].add(edge.target)
+        own = {edge.source.rsplit(".", depth)[0] for depth in range(1, edge.source.count(".") + 1)}
+        package = edge.target.rpartition(".")[0]
+        while package and package not in own:
+            graph[edge.source].add(package)
+            package = package.rpartition(".")[0]
     return graph
 
 
@@ -66,3 +77,15 @@ def test_a_planted_cycle_is_found(tmp_path: Path) -> None:
     (root / "sub" / "b.py").write_text("def f():\n    from .. import a\n")
     (root / "c.py").write_text("import typing as t\nif t.TYPE_CHECKING:\n    from . import a\n")
     assert cycles(import_graph(root)) == [["pkg.a", "pkg.sub.b"]]
+
+
+def test_a_cycle_through_a_package_imported_on_the_way_is_found(tmp_path: Path) -> None:
+    """``from .sub.mod import f`` runs ``sub/__init__.py``, which may import the importer back."""
+    root = tmp_path / "pkg"
+    (root / "sub").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "runner.py").write_text("from .sub.tools import f\n")
+    (root / "sub" / "__init__.py").write_text("from . import handlers\n")
+    (root / "sub" / "tools.py").write_text("def f():\n    pass\n")
+    (root / "sub" / "handlers.py").write_text("from ..runner import g\n")
+    assert cycles(import_graph(root)) == [["pkg.runner", "pkg.sub", "pkg.sub.handlers"]]

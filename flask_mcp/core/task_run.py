@@ -17,7 +17,6 @@ cancelled while its tool runs stays cancelled whatever the tool returns.
 from __future__ import annotations
 
 import logging
-import time
 import typing as t
 
 from ..policies.principal import Principal
@@ -31,7 +30,7 @@ if t.TYPE_CHECKING:
     from .server import Server
     from .tasks import TaskRecord, Tasks, TaskStore
 
-__all__ = ["TaskChannel", "answer", "cancel", "run_task"]
+__all__ = ["TaskChannel", "run_task"]
 
 logger = logging.getLogger("flask_mcp")
 
@@ -170,48 +169,3 @@ def _end(
         return True
 
     store.update(task_id, finish)
-
-
-def answer(store: TaskStore, task_id: str, responses: dict[str, t.Any]) -> bool:
-    """Keep the answers to outstanding questions of *task_id*; whether it may run again now.
-
-    Answers to keys the task is not waiting for are ignored, as the
-    extension asks; the task runs again once none is outstanding.
-    """
-    ready = False
-
-    def keep(record: TaskRecord) -> bool:
-        nonlocal ready
-        if record.status != "input_required":
-            return False
-        given = {key: value for key, value in responses.items() if key in record.input_requests}
-        if not given:
-            return False
-        record.answers.update(given)
-        record.input_requests = {k: v for k, v in record.input_requests.items() if k not in given}
-        if not record.input_requests:
-            record.moved("working", None, time.time())
-            ready = True
-        return True
-
-    store.update(task_id, keep)
-    return ready
-
-
-def cancel(store: TaskStore, task_id: str) -> TaskRecord | None:
-    """Cancel *task_id* now (its status) and raise its stop flag (its running tool's ``ctx.cancelled``).
-
-    A task that has ended is left as it is. The record after.
-    """
-
-    def stop(record: TaskRecord) -> bool:
-        if record.terminal:
-            return False
-        record.input_requests = {}
-        record.moved("cancelled", "cancelled by the client")
-        return True
-
-    record = store.update(task_id, stop)
-    if record is not None and record.status == "cancelled":
-        store.request_cancel(task_id)
-    return record

@@ -14,9 +14,8 @@ import time
 import typing as t
 
 from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
-from ..task_run import answer, cancel
 from ..task_start import declared_extension, missing_extension
-from ..tasks import RELATED_TASK, owner_of
+from ..tasks import RELATED_TASK, answer, cancel, owner_of
 from .listing import paged
 
 if t.TYPE_CHECKING:
