@@ -34,7 +34,7 @@ if t.TYPE_CHECKING:
     from .components.model import Tool
     from .extension import MCP
 
-__all__ = ["EXTENSION", "MIME_TYPE", "App", "inline_static", "register_view", "view_uri"]
+__all__ = ["EXTENSION", "MIME_TYPE", "App", "inline_static", "link_view", "register_view", "view_uri"]
 
 #: The id of the MCP Apps extension, in ``capabilities.extensions``.
 EXTENSION = APPS_EXTENSION
@@ -89,12 +89,16 @@ def inline_static(filename: str) -> Markup:
     return Markup(path.read_text(encoding="utf-8"))
 
 
-def register_view(mcp: MCP, tool: Tool, app: App | str) -> None:
-    """Serve *tool*'s view and link the tool to it."""
-    view = App(app) if isinstance(app, str) else app
+def link_view(tool: Tool) -> None:
+    """Point *tool* at its view in its ``_meta``, before it is registered (its descriptor is built from it)."""
     uri = view_uri(tool.name)
     tool.meta = {**(tool.meta or {}), "ui": {"resourceUri": uri}, "ui/resourceUri": uri}
-    tool.__dict__.pop("descriptor", None)  # built again with the link
+
+
+def register_view(mcp: MCP, tool: Tool, app: App | str) -> None:
+    """Serve the view of *tool*, a registered tool :func:`link_view` linked to it."""
+    view = App(app) if isinstance(app, str) else app
+    uri = view_uri(tool.name)
 
     def render() -> str:
         return render_template(view.template, tool=tool.name, inline_static=inline_static)

@@ -12,7 +12,7 @@ from flask_caching import Cache
 from werkzeug.exceptions import HTTPException
 
 from . import caches, servers
-from .apps import register_view
+from .apps import link_view, register_view
 from .auth import AuthBackend
 from .cli import mcp_group
 from .components.build import (
@@ -261,6 +261,8 @@ class MCP(RuntimeChanges, HookDecorators):
             view = options.get("app")
             rest = t.cast("ToolOptions", {key: value for key, value in options.items() if key != "app"})
             tool = build_tool(f, **rest)
+            if view is not None:
+                link_view(tool)
             self._add_tool(tool)
             if view is not None:
                 register_view(self, tool, view)

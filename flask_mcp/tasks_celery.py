@@ -18,21 +18,16 @@ stops the task's heartbeat, and the task is failed as lost
 
 from __future__ import annotations
 
-import logging
 import typing as t
 import weakref
 
-from .core.task_run import run_task
-from .globals import state_of, use_server
 from .policies.tool import ConfigurationError
-from .transport.stdio import message_context
+from .tasks_runner import run_in_app
 
 if t.TYPE_CHECKING:
     from flask import Flask
 
 __all__ = ["CELERY_TASK", "CeleryTaskRunner", "celery_runner"]
-
-logger = logging.getLogger("flask_mcp")
 
 #: The name of the Celery task that runs MCP tasks.
 CELERY_TASK = "flask_mcp.run_task"
@@ -81,9 +76,5 @@ def _register(celery: t.Any, app: Flask) -> None:
     @celery.task(name=CELERY_TASK, ignore_result=True)  # type: ignore[untyped-decorator]
     def run_mcp_task(server: str, task_id: str) -> None:
         app = flask_app()
-        if app is None:
-            return
-        with app.app_context(), use_server(server):
-            state = state_of(app)
-            with message_context(app, state.endpoint_path or state.settings.url_prefix):
-                run_task(state.server, task_id)
+        if app is not None:
+            run_in_app(app, server, task_id)

@@ -24,9 +24,18 @@ from .transport.stdio import message_context
 if t.TYPE_CHECKING:
     from flask import Flask
 
-__all__ = ["ThreadTaskRunner"]
+__all__ = ["ThreadTaskRunner", "run_in_app"]
 
 logger = logging.getLogger("flask_mcp")
+
+
+def run_in_app(app: Flask, server: str, task_id: str) -> None:
+    """Run task *task_id* of *app*'s MCP server *server* as a request would: in the app context and
+    a request context of the endpoint. What every executor's worker does."""
+    with app.app_context(), use_server(server):
+        state = state_of(app)
+        with message_context(app, state.endpoint_path or state.settings.url_prefix):
+            run_task(state.server, task_id)
 
 
 class ThreadTaskRunner:
@@ -60,10 +69,7 @@ class ThreadTaskRunner:
         if app is None:
             return
         try:
-            with app.app_context(), use_server(self.server):
-                state = state_of(app)
-                with message_context(app, state.endpoint_path or state.settings.url_prefix):
-                    run_task(state.server, task_id)
+            run_in_app(app, self.server, task_id)
         except Exception:  # the store failed: nothing left to record it in
             logger.exception("task %s could not be run", task_id)
 

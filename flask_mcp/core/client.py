@@ -93,6 +93,8 @@ class Call:
     component: t.Any = None
     #: ``"hit"`` or ``"miss"`` for a call of a tool whose results are cached (:mod:`flask_mcp.core.result_cache`).
     cache_outcome: str | None = None
+    #: ``(arguments digest, caller)`` of a call that missed the cache, to keep its result under.
+    cache_key: tuple[str, str] | None = None
 
     def context(self) -> Context:
         """A :class:`~flask_mcp.Context` for the handler of this request."""

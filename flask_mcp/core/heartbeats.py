@@ -9,7 +9,6 @@ seconds have passed, when it is next read
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -29,7 +28,7 @@ class Heartbeats:
     A task whose signs stop (its process was killed) is failed as lost when
     it is next read (:meth:`~flask_mcp.core.tasks.Tasks.alive`). The thread
     starts with the first task and stamps every running one each *every*
-    seconds; a run only registers and unregisters itself.
+    seconds from :meth:`watch` to :meth:`forget`.
     """
 
     def __init__(self) -> None:
@@ -51,30 +50,22 @@ class Heartbeats:
         with self._lock:
             self._running.pop(task_id, None)
 
-    @contextlib.contextmanager
-    def beating(self, store: TaskStore, task_id: str, every: float) -> t.Iterator[None]:
-        """Keep *task_id* stamped while the block runs."""
-        self.watch(store, task_id, every)
-        try:
-            yield
-        finally:
-            self.forget(task_id)
-
     def _beat(self) -> None:
         last: dict[str, float] = {}
         while True:
             with self._lock:
                 running = dict(self._running)
             now = time.monotonic()
+            # A task is stamped when it starts being watched; the first beat is *every* later.
+            last = {task_id: last.get(task_id, now) for task_id in running}
             for task_id, (store, every) in running.items():
-                if now - last.get(task_id, now) >= every or task_id not in last:
-                    if task_id in last:
-                        try:
-                            store.update(task_id, stamp)
-                        except Exception:  # a store hiccup: the next beat tries again
-                            logger.warning("task %s: its heartbeat could not be written", task_id, exc_info=True)
-                    last[task_id] = now
-            last = {task_id: stamped for task_id, stamped in last.items() if task_id in running}
+                if now - last[task_id] < every:
+                    continue
+                last[task_id] = now
+                try:
+                    store.update(task_id, stamp)
+                except Exception:  # a store hiccup: the next beat tries again
+                    logger.warning("task %s: its heartbeat could not be written", task_id, exc_info=True)
             shortest = min((every for _, every in running.values()), default=1.0)
             self._wake.wait(min(shortest, 1.0) / 2)
 

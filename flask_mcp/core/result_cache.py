@@ -84,7 +84,7 @@ def cached_value(call: Call, tool: Tool) -> ToolResult | None:
         return None
     found = t.cast("ResultCache", call.server.result_cache).load(tool.name, *key)
     if found is None:
-        call.cache_outcome = "miss"
+        call.cache_outcome, call.cache_key = "miss", key  # kept for keep_result: digested once
         return None
     call.cache_outcome = "hit"
     return ToolResult(
@@ -96,8 +96,7 @@ def cached_value(call: Call, tool: Tool) -> ToolResult | None:
 
 def keep_result(call: Call, tool: Tool, result: dict[str, t.Any]) -> None:
     """Keep the success *result* of a call that missed; error results are never kept."""
-    if call.cache_outcome != "miss" or result.get("isError"):
+    key = call.cache_key
+    if call.cache_outcome != "miss" or key is None or result.get("isError"):
         return
-    key = _key(call, tool)
-    if key is not None:
-        t.cast("ResultCache", call.server.result_cache).keep(tool.name, *key, result, t.cast(float, tool.result_ttl))
+    t.cast("ResultCache", call.server.result_cache).keep(tool.name, *key, result, t.cast(float, tool.result_ttl))

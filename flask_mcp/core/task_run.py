@@ -111,8 +111,8 @@ def _run(server: Server, tasks: Tasks, task_id: str) -> None:
     call.component = tool
     call.round = Answers(record.answers)
     try:
-        with HEARTBEATS.beating(store, task_id, tasks.heartbeat):
-            result = run_in_task(call, tool, record.arguments)
+        HEARTBEATS.watch(store, task_id, tasks.heartbeat)  # run_task forgets it, however the run ends
+        result = run_in_task(call, tool, record.arguments)
     except InputRequired as pending:
         _ask(store, task_id, record.era, {key: request.wire() for key, request in pending.requests.items()})
         return

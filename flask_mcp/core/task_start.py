@@ -56,7 +56,9 @@ def start_task(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[str,
     :raises ~flask_mcp.core.rounds.InputRequired: an ``ask_first`` question is still open.
     """
     server = call.server
-    if not serves_tasks(server):
+    # A tool that runs as a task makes the server one that serves tasks; only a call that asks for
+    # a task of another tool needs the whole registry looked at.
+    if server.tasks is None or (tool.task_support == "forbidden" and not serves_tasks(server)):
         return None
     if call.state.modern:
         if tool.task_support == "forbidden":
