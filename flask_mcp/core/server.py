@@ -302,10 +302,13 @@ class Server:
         """Whether *message* calls a handler that takes a :class:`~flask_mcp.Context`.
 
         Only those can talk back while they run, so a transport keeps its
-        fast path for every other request.
+        fast path for every other request. ``tasks/result`` is one of them:
+        it sends the client a waiting task's questions.
         """
         if not isinstance(message, jsonrpc.Request):
             return False
+        if message.method == "tasks/result":
+            return self.tasks is not None
         registry, params = self.registry, message.params
         name = params.get("name")
         if message.method == "tools/call" and isinstance(name, str):

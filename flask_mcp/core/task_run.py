@@ -7,8 +7,9 @@ What the tool reports reaches the record: a progress message becomes the
 task's ``statusMessage``, ``ctx.cancelled`` reads the task's stop flag, and
 a question without an answer yet puts the task in ``input_required`` with
 the question in ``inputRequests``. When the client has answered them all
-(``tasks/update``), the runner runs the tool again from the start, and the
-questions find their answers, as in :mod:`flask_mcp.core.rounds`.
+(``tasks/update``; in 2025-11-25, the requests ``tasks/result`` sends it),
+the runner runs the tool again from the start, and the questions find
+their answers, as in :mod:`flask_mcp.core.rounds`.
 
 A run that finds its task cancelled, ended or gone does nothing; a task
 cancelled while its tool runs stays cancelled whatever the tool returns.
@@ -25,6 +26,7 @@ from .client import Call, ClientState
 from .heartbeats import HEARTBEATS, stamp
 from .methods.tools import run_in_task
 from .rounds import Answers, InputRequired
+from .tasks import end
 
 if t.TYPE_CHECKING:
     from .server import Server
@@ -99,11 +101,11 @@ def _run(server: Server, tasks: Tasks, task_id: str) -> None:
     if record is None or record.terminal or record.status == "input_required":
         return
     if store.cancel_requested(task_id):
-        _end(store, task_id, "cancelled", "cancelled before it ran")
+        end(store, task_id, "cancelled", "cancelled before it ran")
         return
     tool = server.registry.tools.get(record.tool)
     if tool is None:
-        _end(store, task_id, "failed", error=MCPError(INTERNAL_ERROR, f"Tool {record.tool!r} is no longer served"))
+        end(store, task_id, "failed", error=MCPError(INTERNAL_ERROR, f"Tool {record.tool!r} is no longer served"))
         return
     params = {"name": record.tool, "arguments": record.arguments, "_meta": {"progressToken": task_id, **record.meta}}
     call = Call(server, ClientState.from_dict(record.client), "tools/call", params, None, None, _principal(record))
@@ -114,30 +116,20 @@ def _run(server: Server, tasks: Tasks, task_id: str) -> None:
         HEARTBEATS.watch(store, task_id, tasks.heartbeat)  # run_task forgets it, however the run ends
         result = run_in_task(call, tool, record.arguments)
     except InputRequired as pending:
-        _ask(store, task_id, record.era, {key: request.wire() for key, request in pending.requests.items()})
+        _ask(store, task_id, {key: request.wire() for key, request in pending.requests.items()})
         return
     except MCPError as exc:
-        _end(store, task_id, "failed", error=exc)
+        end(store, task_id, "failed", error=exc)
         return
     except Exception as exc:  # a bug: logged, and the task says so rather than staying "working"
         logger.exception("task %s of tool %r failed", task_id, record.tool)
-        _end(store, task_id, "failed", error=server.internal_error(exc))
+        end(store, task_id, "failed", error=server.internal_error(exc))
         return
     failed = bool(result.get("isError")) and record.era == "handshake"  # 2025-11-25: an error result fails it
-    _end(store, task_id, "failed" if failed else "completed", result=result)
+    end(store, task_id, "failed" if failed else "completed", result=result)
 
 
-def _ask(store: TaskStore, task_id: str, era: str, requests: dict[str, t.Any]) -> None:
-    if era == "handshake":
-        # 2025-11-25 clients answer questions over tasks/result's stream, which this server does not hold open.
-        error = MCPError(
-            INTERNAL_ERROR,
-            "the tool asked the client for input inside a task, which a 2025-11-25 client cannot answer here: "
-            "call it without a task, or use the 2026-07-28 revision (tasks/update)",
-        )
-        _end(store, task_id, "failed", error=error)
-        return
-
+def _ask(store: TaskStore, task_id: str, requests: dict[str, t.Any]) -> None:
     def wait(record: TaskRecord) -> bool:
         if record.terminal:
             return False
@@ -147,25 +139,3 @@ def _ask(store: TaskStore, task_id: str, era: str, requests: dict[str, t.Any]) -
         return True
 
     store.update(task_id, wait)
-
-
-def _end(
-    store: TaskStore,
-    task_id: str,
-    status: str,
-    message: str | None = None,
-    *,
-    result: dict[str, t.Any] | None = None,
-    error: MCPError | None = None,
-) -> None:
-    def finish(record: TaskRecord) -> bool:
-        if record.terminal:
-            return False  # cancelled while it ran: it stays cancelled
-        record.result = result
-        record.error = error.to_dict() if error is not None else None
-        record.input_requests = {}
-        record.heartbeat_at = None
-        record.moved(status, message if message is not None else (error.message if error is not None else None))
-        return True
-
-    store.update(task_id, finish)

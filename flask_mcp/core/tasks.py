@@ -52,6 +52,7 @@ __all__ = [
     "Tasks",
     "answer",
     "cancel",
+    "end",
     "owner_of",
 ]
 
@@ -374,3 +375,31 @@ def cancel(store: TaskStore, task_id: str) -> TaskRecord | None:
     if record is not None and record.status == "cancelled":
         store.request_cancel(task_id)
     return record
+
+
+def end(
+    store: TaskStore,
+    task_id: str,
+    status: str,
+    message: str | None = None,
+    *,
+    result: dict[str, t.Any] | None = None,
+    error: MCPError | None = None,
+) -> None:
+    """End *task_id* with *status*, its *result* or *error* (and *message*, by default the error's).
+
+    A task that has already ended is left as it is: one cancelled while its
+    tool ran stays cancelled whatever the tool returned.
+    """
+
+    def finish(record: TaskRecord) -> bool:
+        if record.terminal:
+            return False  # cancelled while it ran: it stays cancelled
+        record.result = result
+        record.error = error.to_dict() if error is not None else None
+        record.input_requests = {}
+        record.heartbeat_at = None
+        record.moved(status, message if message is not None else (error.message if error is not None else None))
+        return True
+
+    store.update(task_id, finish)

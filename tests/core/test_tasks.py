@@ -251,11 +251,12 @@ def test_handshake_cancel_and_the_support_rules(app: Flask, make_client: t.Any, 
     assert cancelled["status"] == "cancelled" and cancelled["taskId"] == task_id
     assert client.error("tools/call", {"name": "erase", "arguments": {"filename": "x"}})["code"] == -32601
     assert client.error("tools/call", {"name": "plain", "arguments": {"name": "x"}, "task": {}})["code"] == -32601
-    # A question inside a 2025-11-25 task fails it, saying why.
+    # A question inside a 2025-11-25 task waits for tasks/result to bring it to the client; cancelling ends that.
     asking = client.request("tools/call", {"name": "erase", "arguments": {"filename": "x"}, "task": {}})
-    failed = client.wait_for_task(asking["task"]["taskId"], {"failed"})
-    assert "2025-11-25 client cannot answer" in failed["statusMessage"]
-    assert client.error("tasks/result", {"taskId": asking["task"]["taskId"]})["code"] == -32603
+    waiting = client.wait_for_task(asking["task"]["taskId"])
+    assert waiting["status"] == "input_required" and "inputRequests" not in waiting
+    assert client.request("tasks/cancel", {"taskId": waiting["taskId"]})["status"] == "cancelled"
+    assert client.error("tasks/result", {"taskId": waiting["taskId"]})["message"].endswith("was cancelled")
 
 
 def test_the_executor_setting_is_checked(tasks_mcp: MCP) -> None:

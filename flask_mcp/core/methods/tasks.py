@@ -4,7 +4,8 @@ The modern era (the 2026-07-28 extension) has ``tasks/get`` (the task with
 its result, error or questions), ``tasks/update`` (answers) and
 ``tasks/cancel`` (an acknowledgement), each only for a request that
 declares the extension. The handshake era (2025-11-25) has ``tasks/get``,
-``tasks/result`` (waits for the end, then answers as the call would have),
+``tasks/result`` (waits for the end, sending the client the task's
+questions meanwhile, then answers as the call would have),
 ``tasks/list`` (the caller's own, paged) and ``tasks/cancel`` (the task).
 """
 
@@ -15,7 +16,7 @@ import typing as t
 
 from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
 from ..task_start import declared_extension, missing_extension
-from ..tasks import RELATED_TASK, answer, cancel, owner_of
+from ..tasks import RELATED_TASK, answer, cancel, end, owner_of
 from .listing import paged
 
 if t.TYPE_CHECKING:
@@ -93,15 +94,24 @@ def get_task(call: Call) -> dict[str, t.Any]:
 
 
 def task_result(call: Call) -> dict[str, t.Any]:
-    """What the call would have answered, once the task has ended (waiting for it, within bounds)."""
+    """What the call would have answered, once the task has ended (waiting for it, within bounds).
+
+    While the task waits for input, its questions go to the client as
+    requests on this request's stream, as 2025-11-25 asks; the answers let
+    it run on.
+    """
     record = _record(call)
-    store = _tasks(call).store
+    tasks = _tasks(call)
     deadline = time.monotonic() + call.server.client_request_timeout
     while not record.terminal:
-        if time.monotonic() >= deadline:
+        if record.status == "input_required" and record.input_requests:
+            _put_questions(call, tasks, record)
+            deadline = time.monotonic() + call.server.client_request_timeout  # the user's time is not the task's
+        elif time.monotonic() >= deadline:
             raise MCPError(INTERNAL_ERROR, f"Task {record.task_id} has not ended yet; poll tasks/get")
-        time.sleep(RESULT_POLL)
-        found = store.load(record.task_id)
+        else:
+            time.sleep(RESULT_POLL)
+        found = tasks.store.load(record.task_id)
         if found is None:
             raise MCPError(INVALID_PARAMS, f"Failed to retrieve task: Task not found: {record.task_id}")
         record = found
@@ -114,6 +124,29 @@ def task_result(call: Call) -> dict[str, t.Any]:
     raise MCPError(
         int(error.get("code", INTERNAL_ERROR)), str(error.get("message", "Internal error")), error.get("data")
     )
+
+
+def _put_questions(call: Call, tasks: Tasks, record: TaskRecord) -> None:
+    """Send the task's questions to the client, keep its answers, and let the task run on once all are in.
+
+    A question the client answers with an error fails the task with that error.
+    """
+    channel = call.channel
+    if channel is None or (reason := channel.unavailable()) is not None:
+        needed = reason if channel is not None else "a transport that can send requests"
+        raise MCPError(INTERNAL_ERROR, f"Task {record.task_id} is waiting for input, which needs {needed}")
+    related = {RELATED_TASK: {"taskId": record.task_id}}
+    answers: dict[str, t.Any] = {}
+    for key, question in record.input_requests.items():
+        params = dict(question["params"])
+        params["_meta"] = {**(params.get("_meta") or {}), **related}
+        try:
+            answers[key] = channel.request(question["method"], params, call.server.client_request_timeout)
+        except MCPError as refused:
+            end(tasks.store, record.task_id, "failed", error=refused)
+            return
+    if answer(tasks.store, record.task_id, answers):
+        tasks.submit(record.task_id)
 
 
 def list_tasks(call: Call) -> dict[str, t.Any]:
