@@ -97,3 +97,13 @@ def test_stream_load_test_holds_the_cap() -> None:
         assert (by_worker["gevent"]["streams_open"], by_worker["gevent"]["streams_refused_503"]) == (40, 0)
     for result in report["results"]:
         assert result["open_p99_ms"] >= result["open_p50_ms"] > 0  # tools/call answered while streams were open
+
+
+def test_the_task_cost_benchmark_runs_both_paths(tmp_path: Path) -> None:
+    """The task benchmark creates, runs and reads tasks, and reports both costs (no timing asserted)."""
+    from benchmarks import tasks
+
+    report = tasks.main(["--calls", "20", "--rounds", "1", "--poll", "0.001", "--json", str(tmp_path / "tasks.json")])
+    assert report["plain_call_cpu_us"] > 0 and report["task_cpu_us"] > 0 and report["plain_calls_paced"] is True
+    assert report["polls_per_task"] >= 1
+    assert json.loads((tmp_path / "tasks.json").read_text()) == report

@@ -98,10 +98,8 @@ def _run(server: Server, tasks: Tasks, task_id: str) -> None:
     if record is not None and record.heartbeat_at is None and record.status == "working":
         # Not watched while it waited (another host queued it): it starts giving signs of life now.
         record = store.update(task_id, stamp)
+    # Cancelling sets the status before the stop flag: a task cancelled before it ran is terminal here.
     if record is None or record.terminal or record.status == "input_required":
-        return
-    if store.cancel_requested(task_id):
-        end(store, task_id, "cancelled", "cancelled before it ran")
         return
     tool = server.registry.tools.get(record.tool)
     if tool is None:

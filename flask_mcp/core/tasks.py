@@ -129,8 +129,7 @@ class TaskRecord:
     @classmethod
     def from_dict(cls, data: t.Mapping[str, t.Any]) -> TaskRecord:
         """Inverse of :meth:`to_dict`."""
-        fields = {field.name for field in dataclasses.fields(cls)}
-        return cls(**{key: value for key, value in data.items() if key in fields})
+        return cls(**{key: value for key, value in data.items() if key in _NAMES})
 
     def moved(self, status: str, message: str | None = None, now: float | None = None) -> None:
         """Set *status* (and its message), stamping the update."""
@@ -174,6 +173,7 @@ class TaskRecord:
 
 
 _FIELDS = dataclasses.fields(TaskRecord)
+_NAMES = frozenset(field.name for field in _FIELDS)
 
 
 class TaskStore(t.Protocol):

@@ -36,8 +36,11 @@ def store_lock(cache: t.Any, key: str) -> t.Iterator[None]:
         if monotonic() >= deadline:
             raise LockTimeout(f"{key!r} stayed locked for {LOCK_WAIT:g} s")
         sleep(0.002)
+    taken = monotonic()
     try:
         yield
     finally:
-        if cache.get(lock) == token:
+        # Held for well under its lifetime, the lock is still ours; held longer, it may have expired and
+        # been taken by another writer, whose lock must stay.
+        if monotonic() - taken < LOCK_TTL / 2 or cache.get(lock) == token:
             cache.delete(lock)

@@ -1,9 +1,12 @@
 """Task records in the cache, where every process that may answer for a task reads them.
 
 One entry per task (its :class:`~flask_mcp.core.tasks.TaskRecord` as a
-dict), kept until a while after its ``ttl``; one index per owner (the ids
-of its tasks, oldest first) for ``tasks/list`` and the cap on live tasks;
-one flag per task asked to stop. Read-modify-write of a record or an index
+dict), kept until a while after its ``ttl``; one index per owner for
+``tasks/list`` and the cap on live tasks; one flag per task asked to stop.
+The index holds the owner's newest ids and those of its tasks that had not
+ended when last looked at; older ids move, :data:`CHUNK` at a time, to
+entries of their own that are written once, so creating a task writes the
+same few hundred bytes however many tasks its owner made. Read-modify-write of a record or an index
 takes its :func:`store_lock`, so a status written by the runner and an
 answer written by a request on another host never overwrite each other.
 The size of what a task keeps is bounded: a result larger than
@@ -22,15 +25,17 @@ from ..core.tasks import TaskLimit, TaskRecord
 from ..protocol import jsonrpc
 from .lock import store_lock
 
-__all__ = ["INDEX_SIZE", "CacheTaskStore"]
+__all__ = ["CHUNK", "INDEX_SIZE", "CacheTaskStore"]
 
 _RECORD = "task:"
 _INDEX = "tasks-of:"
 _CANCEL = "task-cancel:"
 #: Seconds a record outlives its ttl, so "expired" can still be told from "never was" for a moment.
 _GRACE = 60
-#: The newest task ids of an owner its index keeps (what ``tasks/list`` can show).
+#: The most task ids of an owner its index keeps, newest first (what ``tasks/list`` can show).
 INDEX_SIZE = 1000
+#: Task ids per chunk of an owner's index: the newest ones are in the index itself.
+CHUNK = 50
 
 
 class CacheTaskStore:
@@ -75,10 +80,12 @@ class CacheTaskStore:
     def create(self, record: TaskRecord, max_live: int | None) -> None:
         """Keep *record* and add it to its owner's index.
 
-        The index holds the owner's newest :data:`INDEX_SIZE` task ids (for
-        ``tasks/list``) and, with a limit, the ids of those that had not ended
-        when last looked at; only when they reach the limit are their records
-        read, so creating a task costs the same however many its owner made.
+        The index holds the owner's newest task ids (up to :data:`CHUNK`; the
+        older ones, up to :data:`INDEX_SIZE` in all, are in chunks of their
+        own, for ``tasks/list``) and, with a limit, the ids of those that had
+        not ended when last looked at; only when they reach the limit are
+        their records read, so creating a task costs the same however many
+        its owner made.
 
         :raises TaskLimit: the owner has *max_live* tasks that have not ended.
         """
@@ -95,7 +102,6 @@ class CacheTaskStore:
                     if len(live) >= max_live:
                         raise TaskLimit(max_live)
             self._save(record)
-            ids = [*index.get("ids", ()), record.task_id][-INDEX_SIZE:]
             # The index lives as long as the longest-lived task in it.
             until = (
                 0.0
@@ -103,7 +109,15 @@ class CacheTaskStore:
                 else max(float(index.get("until") or 0.0), record.created_at + record.ttl_ms / 1000 + _GRACE)
             )
             timeout = 0 if until == 0.0 else max(1, int(until - self.clock()))
-            self.cache.set(index_key, {"ids": ids, "live": [*live, record.task_id], "until": until}, timeout=timeout)
+            recent = [*index.get("recent", ()), record.task_id]
+            chunks = [number for number in index.get("chunks", ()) if isinstance(number, int)]
+            if len(recent) > CHUNK:
+                # The full chunk is written once, under a number of its own; the oldest one is let go.
+                number = (chunks[-1] + 1) if chunks else 0
+                self.cache.set(f"{index_key}:{number}", recent[:CHUNK], timeout=timeout)
+                chunks, recent = [*chunks, number][-(INDEX_SIZE // CHUNK - 1) :], recent[CHUNK:]
+            entry = {"recent": recent, "chunks": chunks, "live": [*live, record.task_id], "until": until}
+            self.cache.set(index_key, entry, timeout=timeout)
 
     def _live(self, task_id: str) -> bool:
         found = self.load(task_id)
@@ -131,8 +145,15 @@ class CacheTaskStore:
 
     def owned(self, owner: str) -> list[TaskRecord]:
         """The records of *owner* that are still kept (of its newest :data:`INDEX_SIZE`), oldest first."""
-        index = self.cache.get(self._index_key(owner))
-        ids = index.get("ids", ()) if isinstance(index, dict) else ()
+        index_key = self._index_key(owner)
+        index = self.cache.get(index_key)
+        if not isinstance(index, dict):
+            return []
+        ids: list[t.Any] = []
+        for number in index.get("chunks", ()):
+            chunk = self.cache.get(f"{index_key}:{number}")
+            ids.extend(chunk if isinstance(chunk, list) else ())
+        ids.extend(index.get("recent", ()))
         found = (self.load(task_id) for task_id in ids if isinstance(task_id, str))
         return [record for record in found if record is not None and record.owner == owner]
 

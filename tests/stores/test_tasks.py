@@ -12,6 +12,7 @@ from flask_mcp import MCPError
 from flask_mcp.core.heartbeats import Heartbeats
 from flask_mcp.core.tasks import TaskLimit, TaskRecord, Tasks, owner_of
 from flask_mcp.policies.principal import Principal
+from flask_mcp.stores import tasks as task_store
 from flask_mcp.stores.tasks import CacheTaskStore
 
 
@@ -40,6 +41,21 @@ def test_a_record_is_readable_once_created_and_listed_for_its_owner(cache: Cache
     assert loaded is not None and loaded.tool == "crunch" and loaded.status == "working"
     assert [found.task_id for found in store.owned("ada\x00")] == ["one", "two"]
     assert store.load("never") is None
+
+
+def test_the_listing_keeps_the_newest_ids_in_order_and_writes_little_per_task(
+    cache: Cache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(task_store, "CHUNK", 3)
+    monkeypatch.setattr(task_store, "INDEX_SIZE", 9)
+    store = CacheTaskStore(cache)
+    ids = [f"task-{number:02}" for number in range(14)]
+    for task_id in ids:
+        store.create(record(task_id), max_live=None)
+    # The newest (at most nine), oldest first: two whole chunks, and the newest ids the index holds itself.
+    assert [found.task_id for found in store.owned("ada\x00")] == ids[-8:]
+    index = cache.get(CacheTaskStore._index_key("ada\x00"))
+    assert len(index["recent"]) <= 3 and len(index["chunks"]) == 2
 
 
 def test_live_tasks_per_owner_are_capped_and_ended_ones_do_not_count(cache: Cache) -> None:
