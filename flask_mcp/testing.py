@@ -17,7 +17,9 @@ client, so a test needs no network and no server process::
 In the modern era a tool that asks the client something answers
 ``input_required``; give ``answers=`` (canned answers by key, or a function
 of the key and the request) and the client answers and retries as a real
-one would, round after round.
+one would, round after round. In the handshake era the same answers go back
+as the client's responses to the requests on the event stream
+(:mod:`flask_mcp.testing_streams`).
 
 :class:`SchemaValidator` checks every envelope against an official MCP JSON
 schema file (it needs the ``jsonschema`` package).
@@ -25,7 +27,6 @@ schema file (it needs the ``jsonschema`` package).
 
 from __future__ import annotations
 
-import json
 import time
 import typing as t
 
@@ -35,6 +36,8 @@ from .policies.principal import Principal
 from .protocol.envelope import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 from .protocol.versions import LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS
 from .schema_checks import RESULT_TYPES, SchemaValidator
+from .testing_streams import Answers as _Answers
+from .testing_streams import read_response
 from .transport.routing_headers import NAME_PARAMS, encode_header_value, tool_header_params
 
 if t.TYPE_CHECKING:
@@ -46,8 +49,9 @@ if t.TYPE_CHECKING:
 __all__ = ["RESULT_TYPES", "TASK_PAUSES", "Answers", "MCPTestClient", "SchemaValidator"]
 
 #: Canned answers to input requests by key, or a function of the key and the
-#: request (``{"method", "params"}``) that returns the answer.
-Answers = t.Union[t.Mapping[str, t.Any], t.Callable[[str, dict[str, t.Any]], t.Any]]
+#: request (``{"method", "params"}``) that returns the answer
+#: (:data:`flask_mcp.testing_streams.Answers`).
+Answers = _Answers
 #: Rounds a call may take before the client gives up (as the official SDK client does).
 MAX_ROUNDS = 10
 
@@ -94,7 +98,8 @@ class MCPTestClient:
 
     A handler that reports progress or logs answers with an event stream;
     the client reads it, returns the response, and keeps the notifications
-    that came before it in :attr:`notifications`.
+    that came before it in :attr:`notifications`. The requests a handler
+    sends on it (handshake era) are answered from ``answers=``.
     """
 
     def __init__(
@@ -246,10 +251,16 @@ class MCPTestClient:
                 headers[f"Mcp-Param-{name}"] = encode_header_value(text)
         return headers
 
-    def envelope(self, method: str, params: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
+    def envelope(
+        self, method: str, params: dict[str, t.Any] | None = None, *, answers: Answers | None = None
+    ) -> dict[str, t.Any]:
         """Send a request and return the whole response envelope, whatever its HTTP status.
 
         The status is in :attr:`last_response`; :meth:`request` insists on 200.
+
+        :param answers: answers to the requests the handler sends on the
+            response's event stream (handshake era); a request without one
+            is answered with an error.
         """
         self._next_id += 1
         headers: dict[str, str] = {}
@@ -258,31 +269,38 @@ class MCPTestClient:
         message: dict[str, t.Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
         if params is not None:
             message["params"] = params
-        response = self.post(message, **headers)
-        body = self._response_of(response)
+        # Not buffered: a stream is read event by event, so that the handler's requests are answered.
+        response = self.http.post(self.path, json=message, headers=self.headers(**headers), buffered=False)
+        self.last_response = response
+        body = self._response_of(response, answers)
         # An error answered before the message was read (a 401, a 413) has no id to echo.
         assert body["id"] == self._next_id or (body["id"] is None and "error" in body), body
         self._check(method, body)
         return body
 
-    def _response_of(self, response: TestResponse) -> dict[str, t.Any]:
-        """The JSON-RPC response a POST was answered with, plain or at the end of an event stream."""
-        self.notifications = []
-        if response.mimetype == "text/event-stream":
-            messages = [
-                json.loads(line[len("data:") :])
-                for line in response.get_data(as_text=True).splitlines()
-                if line.startswith("data:") and line[len("data:") :].strip()
-            ]
-            assert messages and "method" not in messages[-1], f"the stream ended without a response: {messages}"
-            *self.notifications, last = messages
-            return t.cast(dict[str, t.Any], last)
-        assert response.mimetype == "application/json", response.get_data(as_text=True)
-        return t.cast(dict[str, t.Any], response.get_json())
+    def _response_of(self, response: TestResponse, answers: Answers | None = None) -> dict[str, t.Any]:
+        """The JSON-RPC response a POST was answered with, plain or at the end of an event stream.
 
-    def request(self, method: str, params: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
-        """Send a request that must succeed; return its ``result``."""
-        body = self.envelope(method, params)
+        The stream's notifications are kept in :attr:`notifications`; its
+        requests are answered from *answers* as they arrive.
+        """
+
+        def reply(answer: dict[str, t.Any]) -> None:
+            posted = self.post(answer)
+            assert posted.status_code == 202, posted.get_data(as_text=True)
+            self.last_response = response
+
+        body, self.notifications = read_response(response, answers, reply)
+        return body
+
+    def request(
+        self, method: str, params: dict[str, t.Any] | None = None, *, answers: Answers | None = None
+    ) -> dict[str, t.Any]:
+        """Send a request that must succeed; return its ``result``.
+
+        :param answers: as for :meth:`envelope`.
+        """
+        body = self.envelope(method, params, answers=answers)
         assert self.last_response is not None and self.last_response.status_code == 200, body
         assert "result" in body, body
         return t.cast(dict[str, t.Any], body["result"])
@@ -298,7 +316,7 @@ class MCPTestClient:
 
         Without *answers* the first result is returned as it is.
         """
-        result = self.request(method, params)
+        result = self.request(method, params, answers=answers)
         for _ in range(MAX_ROUNDS):
             if answers is None or result.get("resultType") != "input_required":
                 return result
@@ -309,7 +327,7 @@ class MCPTestClient:
             retry = {**params, "inputResponses": responses}
             if result.get("requestState") is not None:
                 retry["requestState"] = result["requestState"]
-            result = self.request(method, retry)
+            result = self.request(method, retry, answers=answers)
         raise AssertionError(f"{method} still asked for input after {MAX_ROUNDS} rounds")
 
     def discover(self) -> dict[str, t.Any]:
@@ -325,6 +343,14 @@ class MCPTestClient:
     def get_task(self, task_id: str) -> dict[str, t.Any]:
         """``tasks/get``: the task (in the modern era with its ``result``, ``error`` or ``inputRequests``)."""
         return self.request("tasks/get", {"taskId": task_id})
+
+    def task_result(self, task_id: str, *, answers: Answers | None = None) -> dict[str, t.Any]:
+        """``tasks/result`` (2025-11-25): the task's outcome, once it has ended.
+
+        A task waiting for input sends its questions on this request's
+        stream; they are answered from *answers*.
+        """
+        return self.request("tasks/result", {"taskId": task_id}, answers=answers)
 
     def wait_for_task(
         self, task_id: str, statuses: t.Collection[str] = TASK_PAUSES, *, timeout: float = 10.0

@@ -203,3 +203,54 @@ def test_the_fixture_factory_takes_a_principal(make_app: t.Any, mcp_client_facto
     app = protected_app(make_app)
     client = mcp_client_factory(app, principal=Principal("ada", scopes=frozenset({"notes:read"})))
     assert client.call_tool("notes")["content"][0]["text"] == "the notes"
+
+
+# -- requests on a handshake-era stream ----------------------------------------------------------
+
+OK_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+
+@pytest.fixture
+def asking(make_app: t.Any) -> t.Any:
+    mcp = MCP(name="asking")
+
+    @mcp.tool()
+    def order(item: str, ctx: Context) -> str:
+        ctx.report_progress(1, total=2, message="asking")
+        first = ctx.elicit(f"Order {item}?", OK_SCHEMA)
+        model = ctx.sample("Which model?", max_tokens=5)
+        return f"{item}: {first.action}, {model['content']['text']}"
+
+    return make_app(mcp)
+
+
+def test_a_handshake_client_answers_the_requests_on_the_stream(asking: t.Any, make_client: t.Any) -> None:
+    client = make_client(asking)
+    client.initialize(capabilities={"elicitation": {}, "sampling": {}})
+    answers = {
+        "elicitation-1": {"action": "accept", "content": {"ok": True}},
+        "sampling-1": {"role": "assistant", "content": {"type": "text", "text": "small"}, "model": "m"},
+    }
+    params = {"name": "order", "arguments": {"item": "cake"}, "_meta": {"progressToken": "p"}}
+    result = client.request("tools/call", params, answers=answers)
+    assert result["content"][0]["text"] == "cake: accept, small"
+    assert [note["method"] for note in client.notifications] == ["notifications/progress"]
+    assert b"elicitation/create" in client.last_response.get_data()  # what was read stays readable
+
+    asked: list[tuple[str, str]] = []
+
+    def answer(key: str, request: dict[str, t.Any]) -> dict[str, t.Any]:
+        asked.append((key, request["method"]))
+        return answers[key]
+
+    assert client.call_tool("order", {"item": "tea"}, answers=answer)["content"][0]["text"] == "tea: accept, small"
+    assert asked == [("elicitation-1", "elicitation/create"), ("sampling-1", "sampling/createMessage")]
+
+
+def test_a_request_without_an_answer_gets_an_error_at_once(asking: t.Any, make_client: t.Any) -> None:
+    client = make_client(asking)
+    client.initialize(capabilities={"elicitation": {}, "sampling": {}})
+    # The default MCP_CLIENT_REQUEST_TIMEOUT is minutes: answered with an error, the tool does not wait for it.
+    result = client.call_tool("order", {"item": "cake"})
+    assert result["isError"] is True
+    assert "MCPTestClient has no answer for elicitation/create (key 'elicitation-1'" in result["content"][0]["text"]

@@ -9,7 +9,7 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP, ConfigurationError, Context, Elicit, MCPError, ToolError
-from flask_mcp.core.tasks import EXTENSION
+from flask_mcp.core.tasks import EXTENSION, RELATED_TASK
 
 TASKS = {"extensions": {EXTENSION: {}}}
 ASKING = {"elicitation": {}, "extensions": {EXTENSION: {}}}
@@ -257,6 +257,25 @@ def test_handshake_cancel_and_the_support_rules(app: Flask, make_client: t.Any, 
     assert waiting["status"] == "input_required" and "inputRequests" not in waiting
     assert client.request("tasks/cancel", {"taskId": waiting["taskId"]})["status"] == "cancelled"
     assert client.error("tasks/result", {"taskId": waiting["taskId"]})["message"].endswith("was cancelled")
+
+
+def test_a_handshake_tasks_questions_come_on_the_stream_of_tasks_result(app: Flask, make_client: t.Any) -> None:
+    client = make_client(app)
+    client.initialize(capabilities={"elicitation": {}})
+    task_id = client.request("tools/call", {"name": "survey", "arguments": {}, "task": {}})["task"]["taskId"]
+    assert client.wait_for_task(task_id)["status"] == "input_required"
+    names = {"Name?": "Ada", "Name again?": "Grace"}
+    asked: list[dict[str, t.Any]] = []
+
+    def answer(key: str, request: dict[str, t.Any]) -> dict[str, t.Any]:
+        asked.append(request["params"])
+        return {"action": "accept", "content": {"name": names[request["params"]["message"]]}}
+
+    result = client.task_result(task_id, answers=answer)
+    assert result["content"][0]["text"] == "Ada and Grace"
+    assert [params["message"] for params in asked] == ["Name?", "Name again?"]
+    assert all(params["_meta"][RELATED_TASK] == {"taskId": task_id} for params in asked)
+    assert client.get_task(task_id)["status"] == "completed"
 
 
 def test_the_executor_setting_is_checked(tasks_mcp: MCP) -> None:
