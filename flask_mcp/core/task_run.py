@@ -3,8 +3,9 @@
 The run rebuilds the call from the task's record (the tool, its arguments,
 the client's capabilities, the caller) and goes through the same path as a
 ``tools/call`` in a request, less the admission the request already passed.
-What the tool reports reaches the record: a progress message becomes the
-task's ``statusMessage``, ``ctx.cancelled`` reads the task's stop flag, and
+What the tool reports reaches the record: a progress message, or a log
+message at ``info`` or above (or the level the client asked for), becomes
+the task's ``statusMessage``, ``ctx.cancelled`` reads the task's stop flag, and
 a question without an answer yet puts the task in ``input_required`` with
 the question in ``inputRequests``. When the client has answered them all
 (``tasks/update``; in 2025-11-25, the requests ``tasks/result`` sends it),
@@ -17,6 +18,7 @@ cancelled while its tool runs stays cancelled whatever the tool returns.
 
 from __future__ import annotations
 
+import json
 import logging
 import typing as t
 
@@ -45,9 +47,15 @@ class TaskChannel:
         self.task_id = task_id
 
     def notify(self, method: str, params: dict[str, t.Any]) -> None:
-        """A progress message becomes the task's ``statusMessage``; other notifications have no reader."""
-        message = params.get("message")
-        if method != "notifications/progress" or not isinstance(message, str):
+        """A progress message or a log message becomes the task's ``statusMessage``; nothing else has a reader."""
+        if method == "notifications/progress":
+            message = params.get("message")
+        elif method == "notifications/message":
+            data = params.get("data")
+            message = data if isinstance(data, str) else json.dumps(data, default=str)
+        else:
+            return
+        if not isinstance(message, str):
             return
 
         def describe(record: TaskRecord) -> bool:
@@ -106,7 +114,10 @@ def _run(server: Server, tasks: Tasks, task_id: str) -> None:
         end(store, task_id, "failed", error=MCPError(INTERNAL_ERROR, f"Tool {record.tool!r} is no longer served"))
         return
     params = {"name": record.tool, "arguments": record.arguments, "_meta": {"progressToken": task_id, **record.meta}}
-    call = Call(server, ClientState.from_dict(record.client), "tools/call", params, None, None, _principal(record))
+    client = ClientState.from_dict(record.client)
+    if client.log_level is None:
+        client.log_level = "info"  # a task's log messages are its status messages, asked for or not
+    call = Call(server, client, "tools/call", params, None, None, _principal(record))
     call.channel = TaskChannel(store, task_id)
     call.component = tool
     call.round = Answers(record.answers)

@@ -62,6 +62,15 @@ def tasks_mcp(gates: Gates) -> MCP:
         return " and ".join((answers[key].content or {}).get("name", "?") for key in ("first", "second"))
 
     @mcp.tool(task="optional")
+    def steps(ctx: Context) -> str:
+        ctx.info("step 1 of 2")
+        ctx.info({"step": 2})
+        ctx.debug("below info: not a status")
+        gates.started.set()
+        gates.release.wait(10)
+        return "done"
+
+    @mcp.tool(task="optional")
     def broken() -> str:
         raise ToolError("it broke")
 
@@ -132,6 +141,17 @@ def test_questions_in_a_task_are_answered_with_tasks_update(app: Flask, make_cli
     client.request("tasks/update", {"taskId": task_id, "inputResponses": second})
     done = client.wait_for_task(task_id, {"completed", "failed"})
     assert done["result"]["content"][0]["text"] == "Ada and Grace"
+
+
+def test_log_messages_are_status_messages_whether_or_not_the_client_asked(
+    app: Flask, make_client: t.Any, gates: Gates
+) -> None:
+    client = make_client(app, era="modern", capabilities=TASKS)  # no log level in its requests
+    task_id = client.request("tools/call", {"name": "steps", "arguments": {}})["taskId"]
+    assert gates.started.wait(5)
+    assert client.get_task(task_id)["statusMessage"] == '{"step": 2}'
+    gates.release.set()
+    assert client.wait_for_task(task_id)["status"] == "completed"
 
 
 def test_ask_first_questions_are_rounds_before_the_task(app: Flask, make_client: t.Any) -> None:
