@@ -40,7 +40,7 @@ from .policies.permissions import PermissionLike, check_protected, normalize_per
 from .protocol.jsonrpc import INTERNAL_ERROR
 from .runtime_changes import RuntimeChanges
 from .signals import current_sender
-from .skills import add_skill, add_skills_folder, skills_folder_of
+from .skills import SkillWatch, add_skill, add_skills_folder, skills_folder_of
 from .state import MCPState, build_state
 from .transport import rest
 from .transport.http import endpoint, error_response
@@ -152,6 +152,8 @@ class MCP(RuntimeChanges, HookDecorators):
         self.mounted: list[MCP] = []
         #: The Agent Skills served, by name (:meth:`add_skill`, ``MCP_SKILLS_FOLDER``).
         self.skills: dict[str, Skill] = {}
+        #: Reloads changed skills in debug mode (:mod:`flask_mcp.skills`).
+        self.skill_watch = SkillWatch(self)
         self._skills_folders: set[Path] = set()
         # The before_call/after_call/on_error hooks, shared by every app's server.
         self._hooks = Hooks(sender=current_sender)
@@ -213,6 +215,7 @@ class MCP(RuntimeChanges, HookDecorators):
             self._skills_folders.add(folder.resolve())
             add_skills_folder(self, folder)
         state.server.skills = self.skills
+        state.skill_watch = self.skill_watch
         servers.add(app, state)
         with app.app_context(), use_server(self.blueprint.name):
             if not self._loaders_ran:

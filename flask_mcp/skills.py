@@ -7,22 +7,31 @@ code. A skill's files become resources ``skill://<name>/<path>`` (so
 permissions and tags apply to them as to any resource), and
 ``skills/list``, ``skills/get`` and ``resources/directory/read`` describe
 them (:mod:`flask_mcp.core.methods.skills`). Sizes and digests are computed
-when a skill is loaded; a file changed on disk afterwards is served as it
-now is, so reload the app (the debug reloader does) after changing one.
+when a skill is loaded. In debug mode (``app.debug``) a :class:`SkillWatch`
+looks at the skills' files before requests (at most once a second) and
+loads again a skill whose files changed, were added or were removed; out of
+debug mode a file changed on disk is served as it now is, with the size and
+digest of the start, until the app starts again.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 import typing as t
 from pathlib import Path
 
+from flask import current_app
+
 from .components.build import build_resource
-from .components.skills import SKILL_FILE, Skill, SkillFile, load_skill
+from .components.skills import SKILL_FILE, Skill, SkillError, SkillFile, fingerprint, load_skill
 
 if t.TYPE_CHECKING:
     from .extension import MCP
 
-__all__ = ["add_skill", "add_skills_folder", "skills_folder_of"]
+__all__ = ["SkillWatch", "add_skill", "add_skills_folder", "skills_folder_of"]
+
+logger = logging.getLogger("flask_mcp")
 
 
 def _reader(file: SkillFile) -> t.Callable[[], str | bytes]:
@@ -46,9 +55,16 @@ def add_skill(mcp: MCP, folder: str | Path, **options: t.Any) -> Skill:
     :raises ~flask_mcp.components.skills.SkillError: not a valid skill.
     :raises ValueError: a skill of that name is already served.
     """
+    seen = fingerprint(Path(folder).resolve())  # before reading: a change made meanwhile shows next time
     skill = load_skill(folder)
     if skill.name in mcp.skills:
         raise ValueError(f"a skill named {skill.name!r} is already served (from {mcp.skills[skill.name].root})")
+    _serve(mcp, skill, options)
+    mcp.skill_watch.seen(skill, seen, options)
+    return skill
+
+
+def _serve(mcp: MCP, skill: Skill, options: dict[str, t.Any]) -> None:
     for file in skill.files:
         is_entry = file.relative == SKILL_FILE
         resource = build_resource(
@@ -62,7 +78,53 @@ def add_skill(mcp: MCP, folder: str | Path, **options: t.Any) -> Skill:
         )
         mcp.registry.add_resource(resource)
     mcp.skills[skill.name] = skill
-    return skill
+
+
+class SkillWatch:
+    """Loads again, in debug mode, the skills whose files changed on disk.
+
+    :param mcp: the extension whose skills it watches.
+    :param interval: seconds between two looks at the files.
+    """
+
+    def __init__(self, mcp: MCP, interval: float = 1.0) -> None:
+        self.mcp = mcp
+        self.interval = interval
+        self._prints: dict[str, tuple[tuple[str, int, int], ...]] = {}
+        self._options: dict[str, dict[str, t.Any]] = {}
+        self._looked = 0.0
+
+    def seen(self, skill: Skill, found: tuple[tuple[str, int, int], ...], options: dict[str, t.Any]) -> None:
+        """Note what *skill*'s files were when it was loaded, and the options it is served with."""
+        self._prints[skill.name] = found
+        self._options[skill.name] = options
+
+    def __call__(self) -> None:
+        """Look at the skills' files (in debug mode, at most every :attr:`interval` seconds); reload changed ones."""
+        if not self.mcp.skills or not current_app.debug:
+            return
+        now = time.monotonic()
+        if now - self._looked < self.interval:
+            return
+        self._looked = now
+        for name, skill in list(self.mcp.skills.items()):
+            found = fingerprint(skill.root)
+            if found != self._prints.get(name):
+                self._reload(skill, found)
+
+    def _reload(self, old: Skill, found: tuple[tuple[str, int, int], ...]) -> None:
+        try:
+            skill = load_skill(old.root)
+        except (SkillError, OSError) as exc:  # mid-edit: keep serving what was, and say why
+            logger.warning("skill %r was not reloaded: %s", old.name, exc)
+            self._prints[old.name] = found  # not again until it changes again
+            return
+        for file in old.files:
+            self.mcp.registry.discard("resources", file.uri)
+        del self.mcp.skills[old.name]
+        _serve(self.mcp, skill, self._options.get(old.name, {}))
+        self._prints[skill.name] = found
+        logger.info("skill %r reloaded: its files changed", skill.name)
 
 
 def add_skills_folder(mcp: MCP, folder: str | Path, **options: t.Any) -> list[Skill]:

@@ -79,6 +79,8 @@ class MCPState:
     store_errors: tuple[type[BaseException], ...] = ()
     #: Keeps run-time registry changes in step across processes; ``None`` with a NullCache.
     shared: SharedRegistry | None = None
+    #: Looks at the skills' files before a request (:class:`~flask_mcp.skills.SkillWatch`); ``None``: never.
+    skill_watch: t.Callable[[], None] | None = None
     #: Whether other processes may share the store (anything but SimpleCache).
     store_is_shared: bool = False
     #: Wakes streams and handlers waiting on the store, from one thread per process.
@@ -126,11 +128,14 @@ class MCPState:
             )
 
     def keep_in_step(self, session: Session | None = None) -> None:
-        """Apply run-time registry changes other processes made, before a request is handled.
+        """Apply run-time registry changes other processes made (and, in debug mode, skills changed on
+        disk), before a request is handled.
 
         With a loaded *session* the record came in the same round trip; without
         one it is read at most once a second.
         """
+        if self.skill_watch is not None:
+            self.skill_watch()
         if self.shared is None:
             return
         if session is not None:

@@ -225,8 +225,11 @@ def test_every_public_attribute_of_the_main_classes_is_documented(reference: Ref
 
 
 def modules_the_guides_name() -> list[str]:
-    """The modules under flask_mcp a guide names (``flask_mcp.auth``, ``flask_mcp.testing``...), and :data:`MODULES`."""
+    """The modules under flask_mcp a guide names (``flask_mcp.auth``, ``flask_mcp.testing``...), those the API
+    page documents, and :data:`MODULES`."""
     named = set(MODULES)
+    # Every module the API page documents documents all of its public names.
+    named.update(re.findall(r"^\.\. automodule:: (\S+)", API_PAGE.read_text(encoding="utf-8"), re.MULTILINE))
     for path in GUIDES:
         for dotted in re.findall(r"\bflask_mcp(?:\.\w+)+", path.read_text(encoding="utf-8")):
             found, obj = resolve(dotted)

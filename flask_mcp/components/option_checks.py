@@ -74,13 +74,20 @@ def result_ttl(name: str, options: t.Mapping[str, t.Any]) -> float | None:
 
 
 def with_result_ttl(options: t.Mapping[str, t.Any]) -> t.Mapping[str, t.Any]:
-    # A cached tool's results may be reused by clients as long as the server reuses them.
+    """*options*, with a cached tool's ``cache_ttl`` defaulting to its ``cache``.
+
+    A cached tool's results may be reused by clients as long as the server reuses them.
+    """
     if options.get("cache") is None or options.get("cache_ttl") is not None:
         return options
     return {**options, "cache_ttl": options["cache"]}
 
 
 def task_support(name: str, task: t.Any, ask_first: t.Any) -> TaskSupport:
+    """The ``execution.taskSupport`` of tool *name* from its ``task`` option (``None``: ``"forbidden"``).
+
+    :raises ValueError: not one of the three values, or ``ask_first`` on a tool that never runs as a task.
+    """
     support = "forbidden" if task is None else task
     if support not in ("forbidden", "optional", "required"):
         raise ValueError(f"tool {name!r}: task must be 'forbidden', 'optional' or 'required', not {task!r}")

@@ -4,7 +4,8 @@ A skill is a folder with a ``SKILL.md`` (YAML frontmatter with ``name`` and
 ``description``, then instructions) and the files it points to. Each file
 is a resource ``skill://<name>/<path>``; ``skills/list`` and ``skills/get``
 describe a skill by its frontmatter and a manifest of its files (each with
-its size and SHA-256 digest, computed once when the skill is loaded).
+its size and SHA-256 digest, computed once when the skill is loaded; its
+:func:`fingerprint` tells cheaply whether they changed since).
 Folder walks never leave the skill's folder: a symbolic link that points
 outside it is not served.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["SKILL_FILE", "Skill", "SkillError", "SkillFile", "load_skill", "parse_frontmatter"]
+__all__ = ["SKILL_FILE", "Skill", "SkillError", "SkillFile", "fingerprint", "load_skill", "parse_frontmatter"]
 
 #: The file that makes a folder a skill.
 SKILL_FILE = "SKILL.md"
@@ -151,13 +152,8 @@ def load_skill(folder: str | Path) -> Skill:
     if name != root.name:
         raise SkillError(f"skill name {name!r} must be the name of its folder, {root.name!r}")
     files = []
-    for path in sorted(root.rglob("*")):
-        real = path.resolve()
-        hidden = any(part.startswith(".") for part in path.relative_to(root).parts)
-        if not path.is_file() or not real.is_relative_to(root) or hidden:
-            continue  # folders, links leading out of the skill, hidden files
+    for path, real, relative in _walk(root):
         data = real.read_bytes()
-        relative = path.relative_to(root).as_posix()
         files.append(
             SkillFile(
                 path=real,
@@ -169,3 +165,28 @@ def load_skill(folder: str | Path) -> Skill:
             )
         )
     return Skill(name=name, root=root, frontmatter=frontmatter, files=tuple(files))
+
+
+def _walk(root: Path) -> t.Iterator[tuple[Path, Path, str]]:
+    """The files a skill serves: each path, where it really is, and its path in the skill."""
+    for path in sorted(root.rglob("*")):
+        real = path.resolve()
+        hidden = any(part.startswith(".") for part in path.relative_to(root).parts)
+        if not path.is_file() or not real.is_relative_to(root) or hidden:
+            continue  # folders, links leading out of the skill, hidden files
+        yield path, real, path.relative_to(root).as_posix()
+
+
+def fingerprint(root: Path) -> tuple[tuple[str, int, int], ...]:
+    """What the files of the skill at *root* are now (path, size, modification time): cheap, no file read.
+
+    Two equal fingerprints mean the digests computed for the first still hold.
+    """
+    found = []
+    for _, real, relative in _walk(root):
+        try:
+            stat = real.stat()
+        except OSError:  # removed meanwhile: the next look sees it gone
+            continue
+        found.append((relative, stat.st_size, stat.st_mtime_ns))
+    return tuple(found)

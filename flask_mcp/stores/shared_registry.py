@@ -48,6 +48,7 @@ KEY = "registry"
 #: Seconds between looks at the record by requests that load no session.
 REFRESH_INTERVAL = 1.0
 
+#: A function that registers run-time components (:meth:`MCP.loader <flask_mcp.MCP.loader>`).
 Loader = t.Callable[[], None]
 
 

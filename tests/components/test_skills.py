@@ -154,3 +154,50 @@ def test_a_handshake_client_finds_the_extension_and_the_files(skills_app: Flask,
     )
     (forms,) = client.read_resource("skill://pdf-tools/references/FORMS.md")
     assert forms["text"] == "Fields: name, date.\n"
+
+
+def _manifest(client: t.Any) -> dict[str, dict[str, t.Any]]:
+    listed = client.request("skills/list", {})["skills"]
+    return {resource["uri"]: resource for resource in listed[0]["resources"]}
+
+
+def test_in_debug_a_changed_skill_is_loaded_again(
+    tmp_path: Path, make_app: t.Any, make_client: t.Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = write_skill(tmp_path / "skills")
+    mcp = MCP(name="watched")
+    app = make_app(mcp, MCP_SKILLS_FOLDER=str(tmp_path / "skills"))
+    app.debug = True
+    mcp.skill_watch.interval = 0  # look before every request
+    client = make_client(app, era="modern")
+    before = _manifest(client)
+    (folder / "fill.py").write_bytes(b"print('fill, and more')\n")
+    (folder / "references" / "DATES.md").write_text("ISO 8601.\n")
+    (folder / "references" / "FORMS.md").unlink()
+    after = _manifest(client)
+    assert set(after) == {
+        "skill://pdf-tools/SKILL.md",
+        "skill://pdf-tools/fill.py",
+        "skill://pdf-tools/references/DATES.md",
+    }
+    fill = after["skill://pdf-tools/fill.py"]
+    assert fill["digest"] == "sha256:" + hashlib.sha256(b"print('fill, and more')\n").hexdigest()
+    assert fill["digest"] != before["skill://pdf-tools/fill.py"]["digest"]
+    (dates,) = client.read_resource("skill://pdf-tools/references/DATES.md")
+    assert dates["text"] == "ISO 8601.\n"
+    assert client.error("resources/read", {"uri": "skill://pdf-tools/references/FORMS.md"})["code"] == -32602
+    # A skill broken mid-edit keeps being served as it was, and the log says why.
+    (folder / "SKILL.md").write_text("---\nname: pdf-tools\n---\n")
+    assert _manifest(client) == after
+    assert "skill 'pdf-tools' was not reloaded" in caplog.text
+
+
+def test_out_of_debug_the_manifest_is_the_one_of_the_start(tmp_path: Path, make_app: t.Any, make_client: t.Any) -> None:
+    folder = write_skill(tmp_path / "skills")
+    mcp = MCP(name="unwatched")
+    app = make_app(mcp, MCP_SKILLS_FOLDER=str(tmp_path / "skills"))
+    mcp.skill_watch.interval = 0
+    client = make_client(app, era="modern")
+    before = _manifest(client)
+    (folder / "fill.py").write_bytes(b"print('changed')\n")
+    assert _manifest(client) == before
