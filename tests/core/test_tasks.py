@@ -279,7 +279,9 @@ def test_handshake_cancel_and_the_support_rules(app: Flask, make_client: t.Any, 
     assert client.error("tasks/result", {"taskId": waiting["taskId"]})["message"].endswith("was cancelled")
 
 
-def test_a_handshake_tasks_questions_come_on_the_stream_of_tasks_result(app: Flask, make_client: t.Any) -> None:
+def test_a_handshake_tasks_questions_come_on_the_stream_of_tasks_result(
+    app: Flask, make_client: t.Any, schema_checker: t.Any
+) -> None:
     client = make_client(app)
     client.initialize(capabilities={"elicitation": {}})
     task_id = client.request("tools/call", {"name": "survey", "arguments": {}, "task": {}})["task"]["taskId"]
@@ -295,6 +297,13 @@ def test_a_handshake_tasks_questions_come_on_the_stream_of_tasks_result(app: Fla
     assert result["content"][0]["text"] == "Ada and Grace"
     assert [params["message"] for params in asked] == ["Name?", "Name again?"]
     assert all(params["_meta"][RELATED_TASK] == {"taskId": task_id} for params in asked)
+    # Changes of status while it waited came on the stream: running again (unless it ended first), then done.
+    changes = [note["params"] for note in client.notifications if note["method"] == "notifications/tasks/status"]
+    assert [change["status"] for change in changes] in (["working", "completed"], ["completed"])
+    assert {change["taskId"] for change in changes} == {task_id}
+    for note in client.notifications:
+        if note["method"] == "notifications/tasks/status":
+            schema_checker.check("TaskStatusNotification", note)
     assert client.get_task(task_id)["status"] == "completed"
 
 

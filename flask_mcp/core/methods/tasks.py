@@ -98,7 +98,8 @@ def task_result(call: Call) -> dict[str, t.Any]:
 
     While the task waits for input, its questions go to the client as
     requests on this request's stream, as 2025-11-25 asks; the answers let
-    it run on.
+    it run on. Each change of its status meanwhile is sent on the same
+    stream as ``notifications/tasks/status``.
     """
     record = _record(call)
     tasks = _tasks(call)
@@ -114,6 +115,9 @@ def task_result(call: Call) -> dict[str, t.Any]:
         found = tasks.store.load(record.task_id)
         if found is None:
             raise MCPError(INVALID_PARAMS, f"Failed to retrieve task: Task not found: {record.task_id}")
+        if found.status != record.status and call.channel is not None:
+            # The stream the client waits on tells it each change (the revision's optional status notification).
+            call.channel.notify("notifications/tasks/status", found.handshake_task())
         record = found
     related = {RELATED_TASK: {"taskId": record.task_id}}
     if record.result is not None:
