@@ -17,6 +17,7 @@ import pytest
 from flask import Flask
 from mcp import Client, StdioServerParameters
 
+import flask_mcp
 from flask_mcp import MCP
 from flask_mcp.transport.stdio import serve_stdio
 
@@ -476,3 +477,37 @@ def test_a_listen_stream_ends_with_its_cancellation_and_without_a_response() -> 
     session.send(modern(2, "tools/call", name="touch", arguments={"note_id": "1"}))
     assert session.receive()["id"] == 2  # the cancelled stream says nothing more
     assert session.close() == []
+
+
+def test_a_handshake_tasks_question_comes_on_tasks_result_over_stdio(make_app: t.Callable[..., Flask]) -> None:
+    mcp = MCP(name="stdio-tasks")
+
+    @mcp.tool(task="required")
+    def erase(filename: str, ctx: flask_mcp.Context) -> str:
+        answer = ctx.elicit(f"Erase {filename}?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+        return "erased" if (answer.content or {}).get("ok") else "kept"
+
+    app = make_app(mcp, MCP_TASK_POLL_INTERVAL=0.01)
+    session = PipeSession(app)
+    session.send({**INIT, "params": {**INIT["params"], "capabilities": {"elicitation": {}}}})
+    session.receive()
+    session.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                  "params": {"name": "erase", "arguments": {"filename": "a.txt"}, "task": {}}})  # fmt: skip
+    task_id = session.receive()["result"]["task"]["taskId"]
+    status, polls = "working", 0
+    while status == "working" and polls < 500:  # poll as a client does, bounded
+        polls += 1
+        session.send({"jsonrpc": "2.0", "id": f"get-{polls}", "method": "tasks/get", "params": {"taskId": task_id}})
+        status = session.receive()["result"]["status"]
+    assert status == "input_required"
+    session.send({"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": task_id}})
+    question = session.receive()
+    assert question["method"] == "elicitation/create" and question["params"]["message"] == "Erase a.txt?"
+    assert question["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+    session.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"ok": True}}})
+    messages = [session.receive()]
+    while "id" not in messages[-1]:
+        messages.append(session.receive())
+    assert messages[-1]["id"] == 2 and messages[-1]["result"]["content"][0]["text"] == "erased"
+    assert {message["method"] for message in messages[:-1]} == {"notifications/tasks/status"}
+    session.close()
