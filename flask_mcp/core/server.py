@@ -30,7 +30,7 @@ from ..policies.permissions import (
 from ..policies.principal import Principal
 from ..policies.ratelimit import CacheRateLimiter, Limit, RateLimiter, caller_key, enforce, parse_limit
 from ..protocol import jsonrpc
-from ..protocol.envelope import SERVER_INFO, is_modern, read_envelope
+from ..protocol.envelope import SERVER_INFO, Envelope, is_modern, read_envelope
 from ..protocol.errors import describe_exception, is_expected
 from ..protocol.jsonrpc import MCPError
 from ..protocol.params import validate_params
@@ -340,6 +340,7 @@ class Server:
         state: ClientState,
         channel: Channel | None = None,
         principal: Principal | None = None,
+        envelope: Envelope | None = None,
     ) -> dict[str, t.Any] | None:
         """Handle one parsed message and return the response envelope, if any.
 
@@ -355,6 +356,8 @@ class Server:
         :param channel: how a handler that takes a :class:`~flask_mcp.Context`
             talks back to the client while it runs.
         :param principal: the authenticated caller, if the transport authenticates.
+        :param envelope: a modern request's envelope, when the transport has
+            already read and checked it (it is read here otherwise).
         """
         if isinstance(message, jsonrpc.Response):
             return None
@@ -367,7 +370,7 @@ class Server:
                     logger.exception("MCP notification handler %r failed", message.method)
             return None
         if self.modern_era and is_modern(message.params):
-            return self._answer(message, lambda: self._modern(message, channel, principal))
+            return self._answer(message, lambda: self._modern(message, channel, principal, envelope))
         return self._answer(message, lambda: self._handshake(message, state, channel, principal))
 
     def _handshake(
@@ -381,10 +384,15 @@ class Server:
         return handler(Call(self, state, message.method, params, message.id, channel, principal))
 
     def _modern(
-        self, message: jsonrpc.Request, channel: Channel | None, principal: Principal | None
+        self,
+        message: jsonrpc.Request,
+        channel: Channel | None,
+        principal: Principal | None,
+        envelope: Envelope | None,
     ) -> dict[str, t.Any]:
         # The request says everything about its client: nothing is read from a session.
-        envelope = read_envelope(message.params)
+        if envelope is None:
+            envelope = read_envelope(message.params)
         handler = MODERN_HANDLERS.get(message.method)
         if handler is None:
             removed = " (removed in the 2026-07-28 revision)" if message.method in modern.MODERN_REMOVED else ""

@@ -59,5 +59,7 @@ def post(state: MCPState, environ: WSGIEnvironment, message: jsonrpc.Message, pr
         return listen.respond(state, message, principal)
     if state.server.needs_channel(message):
         return streaming.respond(state, message, ClientState(), principal, modern=True)
-    response = t.cast(dict[str, t.Any], state.server.handle(message, ClientState(), principal=principal))
+    response = t.cast(
+        dict[str, t.Any], state.server.handle(message, ClientState(), principal=principal, envelope=envelope)
+    )
     return json_answer(state, response, modern=True)
