@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import typing as t
 
+from cachelib import BaseCache
 from flask_caching import Cache
 from flask_caching.backends import NullCache
 
 if t.TYPE_CHECKING:
     from flask import Flask
+    from flask_caching.backends import SimpleCache
 
     from .config import Settings
 
-__all__ = ["checked_cache", "ephemeral_cache", "session_cache"]
+__all__ = ["BoundCache", "bound", "checked_cache", "ephemeral_cache", "session_cache"]
 
 
 def session_cache(app: Flask, settings: Settings, given: Cache | None) -> Cache:
@@ -67,3 +69,32 @@ def ephemeral_cache(app: Flask, settings: Settings, session: Cache, *, given: Ca
     cache = Cache()
     cache.init_app(app, config=config)
     return cache
+
+
+class BoundCache(Cache):
+    """A flask-caching :class:`~flask_caching.Cache` whose backend is that of one app, resolved once.
+
+    ``Cache`` looks its backend up in ``current_app`` at every call (about a
+    microsecond, and an app context needed); the stores of one app's state
+    call it several times a request, so they get this one, which behaves
+    the same without the lookup.
+
+    :param backend: the backend ``init_app`` made for the app.
+    """
+
+    def __init__(self, backend: BaseCache) -> None:
+        super().__init__()
+        self._backend = backend
+
+    @property
+    def cache(self) -> SimpleCache:
+        """The backend (typed as flask-caching types it)."""
+        return t.cast("SimpleCache", self._backend)
+
+
+def bound(app: Flask, cache: Cache) -> Cache:
+    """*cache* with its backend on *app* resolved once (:class:`BoundCache`), also known to *app* as a cache."""
+    backend = app.extensions["cache"][cache]
+    found = BoundCache(backend)
+    app.extensions["cache"][found] = backend
+    return found

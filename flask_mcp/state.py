@@ -21,6 +21,7 @@ from flask_caching import Cache
 from flask_caching.backends import NullCache
 from werkzeug.exceptions import HTTPException
 
+from . import caches
 from .auth import AuthGate, StaticTokenBackend
 from .config import LateSettingWarning, ProcessLocalSessionsWarning, Settings, changed_settings
 from .core.context import use_state_store
@@ -230,6 +231,8 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
     *cache* holds the sessions; *ephemeral* every short-lived piece of
     cross-request state, so that none of it can ever evict a session.
     """
+    # Every store of this state reads the app's backends directly, without a lookup per call.
+    cache, ephemeral = caches.bound(app, cache), caches.bound(app, ephemeral)
     sessions = mailbox = events = admission = None
     waker = Waker(settings.sse_poll_interval)
     limiter = _limiter(app, ephemeral)

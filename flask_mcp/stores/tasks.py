@@ -64,8 +64,10 @@ class CacheTaskStore:
 
     def _save(self, record: TaskRecord) -> None:
         data = record.to_dict()
-        # Only a result can grow a record past the bound (questions and answers are bounded by the rounds').
-        if record.result is not None and len(json.dumps(data, default=str)) > self.max_bytes:
+        # Only a result can grow a record past the bound (questions and answers are bounded by the rounds'),
+        # so only the result is measured.
+        size = 0 if record.result is None else len(json.dumps(record.result, default=str, separators=(",", ":")))
+        if size > self.max_bytes:
             data["result"] = None
             data["status"], data["error"] = (
                 "failed",

@@ -927,7 +927,7 @@ def test_user_supplied_cache_holds_sessions(make_client: t.Callable[..., t.Any])
     app.config["TESTING"] = True
     cache = Cache(app, config={"CACHE_TYPE": "SimpleCache"})
     MCP(name="own-cache", cache=cache).init_app(app)
-    assert app.extensions["mcp"].sessions.cache is cache
+    assert app.extensions["mcp"].sessions.cache.cache is app.extensions["cache"][cache]  # the same backend
     client = make_client(app)
     client.initialize()
     assert client.request("ping") == {}
