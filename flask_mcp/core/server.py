@@ -307,8 +307,8 @@ class Server:
         """
         if not isinstance(message, jsonrpc.Request):
             return False
-        if message.method == "tasks/result":
-            return self.tasks is not None
+        if message.method == "tasks/result":  # a 2025-11-25 method: the modern era answers it -32601
+            return self.tasks is not None and not is_modern(message.params)
         registry, params = self.registry, message.params
         name = params.get("name")
         if message.method == "tools/call" and isinstance(name, str):
