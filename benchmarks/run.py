@@ -28,7 +28,7 @@ from benchmarks import load
 from benchmarks.servers_under_test import SPECS, CheckFailed, Redis, RunningServer, ServerSpec, missing
 
 PEERS = ("fastmcp-stateful", "fastmcp-stateless", "sdk", "floor", "ceiling")
-MODERN_PEERS = ("fastmcp-modern", "floor", "ceiling")
+MODERN_PEERS = ("fastmcp-modern", "floor", "floor-modern", "ceiling")
 #: Each flask_mcp scenario and the peers it is compared with: the same era, and the floor.
 COMPARED: dict[str, tuple[str, ...]] = {
     "flask_mcp-stateful": PEERS,

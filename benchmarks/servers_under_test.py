@@ -65,6 +65,9 @@ SPECS = [
                needs=("fastmcp", "uvicorn"), era="modern"),
     ServerSpec("sdk", "uvicorn", "benchmarks.servers.sdk_app:app", needs=("mcp", "uvicorn"), stateful=True),
     ServerSpec("floor", "gunicorn", "benchmarks.servers.floor_app:app"),
+    # The same view fed the modern request (its envelope and routing headers, which it ignores) and
+    # answering what a modern result carries: the floor of the modern era, whose messages are longer.
+    ServerSpec("floor-modern", "gunicorn", "benchmarks.servers.floor_app:modern_app", era="modern"),
     # What no WSGI app can beat under this gunicorn: a constant answer, no framework.
     ServerSpec("ceiling", "gunicorn", "benchmarks.servers.ceiling_app:app"),
 ]  # fmt: skip
