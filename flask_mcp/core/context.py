@@ -43,11 +43,25 @@ if t.TYPE_CHECKING:
     from ..policies.principal import Principal
     from .client import Call
 
-__all__ = ["Channel", "Context", "ContextState", "ElicitResult", "StateStore", "StateUnavailable", "use_state_store"]
+__all__ = [
+    "Channel",
+    "Context",
+    "ContextState",
+    "ElicitResult",
+    "NoAnswer",
+    "StateStore",
+    "StateUnavailable",
+    "use_state_store",
+]
 
 
 #: Error code for a server-to-client request the client cannot take.
 CAPABILITY_MISSING = -32603
+
+
+class NoAnswer(MCPError):
+    """The client gave no answer to a request a handler sent: it timed out, the request was cancelled,
+    or the connection ended. Unlike an error the client answered with, asking again later may work."""
 
 
 class Channel(t.Protocol):
@@ -57,7 +71,11 @@ class Channel(t.Protocol):
         """Send a notification related to the current request."""
 
     def request(self, method: str, params: dict[str, t.Any], timeout: float) -> dict[str, t.Any]:
-        """Send a request to the client and return its result; raise :class:`MCPError` for its error."""
+        """Send a request to the client and return its result.
+
+        :raises MCPError: the error the client answered with.
+        :raises NoAnswer: no answer came.
+        """
         ...
 
     def cancelled(self) -> bool:

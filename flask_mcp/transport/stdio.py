@@ -33,6 +33,7 @@ import typing as t
 from flask.testing import EnvironBuilder
 
 from ..core.client import ClientState
+from ..core.context import NoAnswer
 from ..globals import state_of
 from ..protocol import jsonrpc
 from ..protocol.envelope import is_modern
@@ -117,11 +118,11 @@ class StdioChannel:
             self.server.forget(outgoing_id)
         answer = pending.answer
         if answer is None and self.cancelled():
-            raise MCPError(REQUEST_CANCELLED, f"the request was cancelled while waiting for {method}")
+            raise NoAnswer(REQUEST_CANCELLED, f"the request was cancelled while waiting for {method}")
         if answer is None and self.server.closed:
-            raise MCPError(jsonrpc.INTERNAL_ERROR, f"stdin was closed while waiting for the answer to {method}")
+            raise NoAnswer(jsonrpc.INTERNAL_ERROR, f"stdin was closed while waiting for the answer to {method}")
         if answer is None:
-            raise MCPError(REQUEST_TIMEOUT, f"the client did not answer {method} within {timeout:g} seconds")
+            raise NoAnswer(REQUEST_TIMEOUT, f"the client did not answer {method} within {timeout:g} seconds")
         if answer.error is not None:
             error = answer.error
             raise MCPError(error.get("code", jsonrpc.INTERNAL_ERROR), error.get("message", ""), error.get("data"))

@@ -26,6 +26,7 @@ import typing as t
 
 from flask import Response, copy_current_request_context, stream_with_context
 
+from ..core.context import NoAnswer
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 from ..stores.events import BROADCAST, parse_event_id
@@ -138,9 +139,9 @@ class HTTPChannel:
         self.send(_MESSAGE, {"jsonrpc": "2.0", "id": outgoing_id, "method": method, "params": params})
         answer = mailbox.wait(session_id, outgoing_id, timeout, self.cancelled, owner=self.request_id)
         if answer is None and self.cancelled():
-            raise MCPError(REQUEST_CANCELLED, f"the request was cancelled while waiting for {method}")
+            raise NoAnswer(REQUEST_CANCELLED, f"the request was cancelled while waiting for {method}")
         if answer is None:
-            raise MCPError(REQUEST_TIMEOUT, f"the client did not answer {method} within {timeout:g} seconds")
+            raise NoAnswer(REQUEST_TIMEOUT, f"the client did not answer {method} within {timeout:g} seconds")
         if answer.get("error") is not None:
             error = answer["error"]
             raise MCPError(error.get("code", jsonrpc.INTERNAL_ERROR), error.get("message", ""), error.get("data"))

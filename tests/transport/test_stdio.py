@@ -479,7 +479,8 @@ def test_a_listen_stream_ends_with_its_cancellation_and_without_a_response() -> 
     assert session.close() == []
 
 
-def test_a_handshake_tasks_question_comes_on_tasks_result_over_stdio(make_app: t.Callable[..., Flask]) -> None:
+def waiting_task(make_app: t.Callable[..., Flask], **config: t.Any) -> tuple[PipeSession, str]:
+    """A stdio session whose 2025-11-25 task (tool ``erase``) waits for the answer to its question."""
     mcp = MCP(name="stdio-tasks")
 
     @mcp.tool(task="required")
@@ -487,8 +488,7 @@ def test_a_handshake_tasks_question_comes_on_tasks_result_over_stdio(make_app: t
         answer = ctx.elicit(f"Erase {filename}?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
         return "erased" if (answer.content or {}).get("ok") else "kept"
 
-    app = make_app(mcp, MCP_TASK_POLL_INTERVAL=0.01)
-    session = PipeSession(app)
+    session = PipeSession(make_app(mcp, MCP_TASK_POLL_INTERVAL=0.01, **config))
     session.send({**INIT, "params": {**INIT["params"], "capabilities": {"elicitation": {}}}})
     session.receive()
     session.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -500,14 +500,41 @@ def test_a_handshake_tasks_question_comes_on_tasks_result_over_stdio(make_app: t
         session.send({"jsonrpc": "2.0", "id": f"get-{polls}", "method": "tasks/get", "params": {"taskId": task_id}})
         status = session.receive()["result"]["status"]
     assert status == "input_required"
-    session.send({"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {"taskId": task_id}})
+    return session, task_id
+
+
+def ask_for_result(session: PipeSession, task_id: str, request_id: int) -> dict[str, t.Any]:
+    """Send tasks/result; the question it brings."""
+    session.send({"jsonrpc": "2.0", "id": request_id, "method": "tasks/result", "params": {"taskId": task_id}})
     question = session.receive()
     assert question["method"] == "elicitation/create" and question["params"]["message"] == "Erase a.txt?"
     assert question["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+    return question
+
+
+def test_a_handshake_tasks_question_comes_on_tasks_result_over_stdio(make_app: t.Callable[..., Flask]) -> None:
+    session, task_id = waiting_task(make_app)
+    question = ask_for_result(session, task_id, 2)
     session.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"ok": True}}})
     messages = [session.receive()]
     while "id" not in messages[-1]:
         messages.append(session.receive())
     assert messages[-1]["id"] == 2 and messages[-1]["result"]["content"][0]["text"] == "erased"
     assert {message["method"] for message in messages[:-1]} == {"notifications/tasks/status"}
+    session.close()
+
+
+def test_a_question_left_unanswered_is_asked_again_by_the_next_tasks_result(make_app: t.Callable[..., Flask]) -> None:
+    session, task_id = waiting_task(make_app, MCP_CLIENT_REQUEST_TIMEOUT=0.2)
+    ask_for_result(session, task_id, 2)  # and no answer
+    ended = session.receive()
+    assert ended["id"] == 2 and ended["error"]["code"] == -32001
+    session.send({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": task_id}})
+    assert session.receive()["result"]["status"] == "input_required"  # still waiting, not failed
+    question = ask_for_result(session, task_id, 4)
+    session.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "decline"}})
+    messages = [session.receive()]
+    while "id" not in messages[-1]:
+        messages.append(session.receive())
+    assert messages[-1]["id"] == 4 and messages[-1]["result"]["content"][0]["text"] == "kept"
     session.close()

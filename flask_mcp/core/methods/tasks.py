@@ -15,6 +15,7 @@ import time
 import typing as t
 
 from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
+from ..context import NoAnswer
 from ..task_start import declared_extension, missing_extension
 from ..tasks import RELATED_TASK, answer, cancel, end, owner_of
 from .listing import paged
@@ -133,7 +134,9 @@ def task_result(call: Call) -> dict[str, t.Any]:
 def _put_questions(call: Call, tasks: Tasks, record: TaskRecord) -> None:
     """Send the task's questions to the client, keep its answers, and let the task run on once all are in.
 
-    A question the client answers with an error fails the task with that error.
+    A question the client answers with an error fails the task with that
+    error; one it does not answer (in time, or at all) leaves the task
+    waiting, and this request ends with that error.
     """
     channel = call.channel
     if channel is None or (reason := channel.unavailable()) is not None:
@@ -146,6 +149,8 @@ def _put_questions(call: Call, tasks: Tasks, record: TaskRecord) -> None:
         params["_meta"] = {**(params.get("_meta") or {}), **related}
         try:
             answers[key] = channel.request(question["method"], params, call.server.client_request_timeout)
+        except NoAnswer:
+            raise  # the task keeps waiting: a later tasks/result asks again
         except MCPError as refused:
             end(tasks.store, record.task_id, "failed", error=refused)
             return
