@@ -17,6 +17,7 @@ digest of the start, until the app starts again.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import typing as t
 from pathlib import Path
@@ -93,6 +94,8 @@ class SkillWatch:
         self._prints: dict[str, tuple[tuple[str, int, int], ...]] = {}
         self._options: dict[str, dict[str, t.Any]] = {}
         self._looked = 0.0
+        # One request at a time looks and reloads; the others go on with what is served.
+        self._looking = threading.Lock()
 
     def seen(self, skill: Skill, found: tuple[tuple[str, int, int], ...], options: dict[str, t.Any]) -> None:
         """Note what *skill*'s files were when it was loaded, and the options it is served with."""
@@ -104,13 +107,16 @@ class SkillWatch:
         if not self.mcp.skills or not current_app.debug:
             return
         now = time.monotonic()
-        if now - self._looked < self.interval:
+        if now - self._looked < self.interval or not self._looking.acquire(blocking=False):
             return
-        self._looked = now
-        for name, skill in list(self.mcp.skills.items()):
-            found = fingerprint(skill.root)
-            if found != self._prints.get(name):
-                self._reload(skill, found)
+        try:
+            self._looked = now
+            for name, skill in list(self.mcp.skills.items()):
+                found = fingerprint(skill.root)
+                if found != self._prints.get(name):
+                    self._reload(skill, found)
+        finally:
+            self._looking.release()
 
     def _reload(self, old: Skill, found: tuple[tuple[str, int, int], ...]) -> None:
         try:
