@@ -21,6 +21,7 @@ from ..policies.tool import KwargsProvider, ToolPolicy
 from ..schemas.hints import context_parameter, pydantic_schema, schema_from_dataclass, schema_from_signature
 from .binding import RESERVED_NAMES, accepted_parameters
 from .model import (
+    CacheScope,
     Completer,
     Prompt,
     PydanticModelClass,
@@ -56,7 +57,6 @@ TAGS_META = "io.flask-mcp/tags"
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
 Icons = t.Sequence[t.Union[str, t.Mapping[str, t.Any]]]
-CacheScope = t.Literal["public", "private"]
 
 
 class ToolOptions(t.TypedDict, total=False):

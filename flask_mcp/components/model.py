@@ -30,6 +30,7 @@ if t.TYPE_CHECKING:
     from .binding import ArgumentBinder
 
 __all__ = [
+    "CacheScope",
     "Completer",
     "Prompt",
     "Resource",
@@ -43,6 +44,8 @@ __all__ = [
 SchemaLike = t.Union[type[ma.Schema], ma.Schema, t.Mapping[str, fields.Field[t.Any]]]
 #: A pydantic model class, which tools also take as a schema (the ``pydantic`` extra).
 PydanticModelClass: t.TypeAlias = "type[pydantic.BaseModel]"
+#: Who may reuse a modern result: anyone (``"public"``), or only the caller it was for (``"private"``).
+CacheScope = t.Literal["public", "private"]
 #: Whether a tool's calls run as tasks (:mod:`flask_mcp.core.tasks`).
 TaskSupport = t.Literal["forbidden", "optional", "required"]
 #: Completion source: a fixed list, or ``f(value, arguments) -> iterable of str``.

@@ -16,9 +16,11 @@ from ..protocol import jsonrpc
 from ..protocol.envelope import SERVER_INFO
 
 if t.TYPE_CHECKING:
+    from ..components.model import CacheScope
+    from ..components.registry import Kind
     from .client import Call
 
-__all__ = ["CACHEABLE", "MODERN_REMOVED", "finish"]
+__all__ = ["CACHEABLE", "MODERN_REMOVED", "cache_hints", "finish"]
 
 #: Methods whose complete results carry ``ttlMs`` and ``cacheScope``.
 CACHEABLE = frozenset(
@@ -34,6 +36,13 @@ CACHEABLE = frozenset(
         "skills/get",
     }
 )
+#: The modern listings and the registry kind each lists.
+_LISTED: dict[str, Kind] = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "templates",
+}
 #: Handshake-era methods the modern era removed: they are unknown there (-32601, HTTP 404).
 MODERN_REMOVED = frozenset(
     {
@@ -58,9 +67,33 @@ def finish(call: Call, result: dict[str, t.Any]) -> dict[str, t.Any]:
         "_meta": {**meta, SERVER_INFO: server.server_info()} if isinstance(meta, dict) else server.meta_server_info,
     }
     if members["resultType"] == "complete" and call.method in CACHEABLE:
-        ttl_ms, scope = server.cache_hints(call)
+        ttl_ms, scope = cache_hints(call)
         members["ttlMs"] = ttl_ms
         members["cacheScope"] = scope
     if isinstance(result, jsonrpc.Encoded):
         return result.extended(members)
     return {**result, **members}
+
+
+def cache_hints(call: Call) -> tuple[int, CacheScope]:
+    """``ttlMs`` and ``cacheScope`` of the cacheable modern result of *call*.
+
+    The server's (``MCP_CLIENT_CACHE_*``), unless components set their own:
+    a read takes its resource's, a listing the shortest ttl of its kind's
+    components (those without one count with the server's) and is private
+    when any of them is.
+    """
+    server = call.server
+    ttl, scope = server.cache_ttl_ms, server.cache_scope
+    kind = _LISTED.get(call.method)
+    if kind is not None:
+        shortest, all_set, private = server.registry.cache_hints(kind)
+        if shortest is not None:
+            ttl = shortest if all_set else min(shortest, ttl)
+        return ttl, "private" if private else scope
+    component = call.component
+    if component is not None:
+        own_ttl = getattr(component, "cache_ttl_ms", None)
+        private = getattr(component, "cache_scope", None) == "private"
+        return (ttl if own_ttl is None else own_ttl), "private" if private else scope
+    return ttl, scope

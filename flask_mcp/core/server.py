@@ -15,8 +15,8 @@ import inspect
 import logging
 import typing as t
 
-from ..components.model import Prompt, Resource, ResourceTemplate, Tool
-from ..components.registry import Kind, Registry
+from ..components.model import CacheScope, Prompt, Resource, ResourceTemplate, Tool
+from ..components.registry import Registry
 from ..components.skills import Skill
 from ..policies.permissions import (
     ComponentKind,
@@ -53,14 +53,6 @@ Invoker = t.Callable[[t.Callable[..., t.Any], dict[str, t.Any]], t.Any]
 #: Finds what serves a tool's function as a route: a callable taking all the validated arguments, or ``None``.
 RouteFinder = t.Callable[[t.Callable[..., t.Any]], t.Callable[..., t.Any] | None]
 Component = t.Union[Tool, Resource, ResourceTemplate, Prompt]
-CacheScope = t.Literal["public", "private"]
-#: The modern listings and the registry kind each lists.
-_LISTED: dict[str, Kind] = {
-    "tools/list": "tools",
-    "prompts/list": "prompts",
-    "resources/list": "resources",
-    "resources/templates/list": "templates",
-}
 
 
 def _default_invoke(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.Any:
@@ -261,28 +253,6 @@ class Server:
         if cached is None or cached[SERVER_INFO] != info:  # built once, unless the name or version changed
             cached = self._meta_server_info = {SERVER_INFO: info}
         return cached
-
-    def cache_hints(self, call: Call) -> tuple[int, CacheScope]:
-        """``ttlMs`` and ``cacheScope`` of a cacheable modern result.
-
-        The server's (``MCP_CLIENT_CACHE_*``), unless components set their own:
-        a read takes its resource's, a listing the shortest ttl of its kind's
-        components (those without one count with the server's) and is private
-        when any of them is.
-        """
-        ttl, scope = self.cache_ttl_ms, self.cache_scope
-        kind = _LISTED.get(call.method)
-        if kind is not None:
-            shortest, all_set, private = self.registry.cache_hints(kind)
-            if shortest is not None:
-                ttl = shortest if all_set else min(shortest, ttl)
-            return ttl, "private" if private else scope
-        component = call.component
-        if component is not None:
-            own_ttl = getattr(component, "cache_ttl_ms", None)
-            private = getattr(component, "cache_scope", None) == "private"
-            return (ttl if own_ttl is None else own_ttl), "private" if private else scope
-        return ttl, scope
 
     def capabilities(self) -> dict[str, t.Any]:
         """Capabilities, derived from what is registered."""
