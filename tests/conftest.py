@@ -227,3 +227,22 @@ def cache_clock(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> Clock:
     assert callable(getattr(backend_module, "time", None)), "the cache backend no longer reads time()"
     monkeypatch.setattr(backend_module, "time", clock.time)
     return clock
+
+
+# -- tools that wait for the test ----------------------------------------------------------------
+
+
+class Gates:
+    """Events a test opens to let a running tool go on, and the tool's own report of what it saw."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.started = threading.Event()
+        self.saw_cancel = threading.Event()
+
+
+@pytest.fixture
+def gates() -> t.Iterator[Gates]:
+    gates = Gates()
+    yield gates
+    gates.release.set()  # no tool of a test is left waiting when the test ends

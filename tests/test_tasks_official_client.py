@@ -18,7 +18,6 @@ against ``CallToolResult``, which a ``CreateTaskResult`` is not.
 from __future__ import annotations
 
 import contextlib
-import threading
 import typing as t
 
 import anyio
@@ -33,6 +32,8 @@ from pydantic import TypeAdapter
 
 from flask_mcp import MCP, Context
 from flask_mcp.core.tasks import EXTENSION, RELATED_TASK
+
+from .conftest import Gates
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::flask_mcp.UnprotectedToolWarning")]
 
@@ -113,25 +114,9 @@ class Tasks(ClientExtension):
             await anyio.sleep(task.get("pollIntervalMs", 10) / 1000)
 
 
-class Gates:
-    """What the test lets the running tools do, and what they saw."""
-
-    def __init__(self) -> None:
-        self.release = threading.Event()
-        self.started = threading.Event()
-        self.saw_cancel = threading.Event()
-
-
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture
-def gates() -> t.Iterator[Gates]:
-    gates = Gates()
-    yield gates
-    gates.release.set()  # no tool is left waiting when the test ends
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import typing as t
 
 import pytest
@@ -11,26 +10,12 @@ from flask import Flask
 from flask_mcp import MCP, ConfigurationError, Context, Elicit, MCPError, ToolError
 from flask_mcp.core.tasks import EXTENSION, RELATED_TASK
 
+from ..conftest import Gates
+
 TASKS = {"extensions": {EXTENSION: {}}}
 ASKING = {"elicitation": {}, "extensions": {EXTENSION: {}}}
 CONFIRM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
-
-
-class Gates:
-    """Events a test opens to let a running tool go on, and the tool's own report of what it saw."""
-
-    def __init__(self) -> None:
-        self.release = threading.Event()
-        self.started = threading.Event()
-        self.saw_cancel = threading.Event()
-
-
-@pytest.fixture
-def gates() -> t.Iterator[Gates]:
-    gates = Gates()
-    yield gates
-    gates.release.set()  # no tool of a test is left waiting when the test ends
 
 
 @pytest.fixture
