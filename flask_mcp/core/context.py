@@ -51,6 +51,7 @@ __all__ = [
     "NoAnswer",
     "StateStore",
     "StateUnavailable",
+    "requests_unavailable",
     "use_state_store",
 ]
 
@@ -87,6 +88,11 @@ class Channel(t.Protocol):
 
     def unavailable(self) -> str | None:
         """Why requests to the client cannot be sent on this channel, or ``None`` when they can."""
+
+
+def requests_unavailable(channel: Channel | None) -> str | None:
+    """Why no request can be sent to the client on *channel* (none at all: no transport that can), or ``None``."""
+    return channel.unavailable() if channel is not None else "a transport that can send requests"
 
 
 class Context(InjectedParameter):
@@ -302,7 +308,7 @@ class Context(InjectedParameter):
 
     def _send(self, request: InputRequest) -> dict[str, t.Any]:
         # The transport's limits come first: a stateless request knows no capabilities at all.
-        reason = self._channel.unavailable() if self._channel is not None else "a transport that can send requests"
+        reason = requests_unavailable(self._channel)
         if reason is not None:
             raise MCPError(CAPABILITY_MISSING, f"{request.method} needs {reason}")
         if not request.declared(self.client_capabilities):

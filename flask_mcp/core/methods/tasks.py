@@ -15,7 +15,7 @@ import time
 import typing as t
 
 from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
-from ..context import NoAnswer
+from ..context import NoAnswer, requests_unavailable
 from ..task_start import declared_extension, missing_extension
 from ..tasks import RELATED_TASK, answer, cancel, end, owner_of
 from .listing import paged
@@ -139,9 +139,9 @@ def _put_questions(call: Call, tasks: Tasks, record: TaskRecord) -> None:
     waiting, and this request ends with that error.
     """
     channel = call.channel
-    if channel is None or (reason := channel.unavailable()) is not None:
-        needed = reason if channel is not None else "a transport that can send requests"
-        raise MCPError(INTERNAL_ERROR, f"Task {record.task_id} is waiting for input, which needs {needed}")
+    reason = requests_unavailable(channel)
+    if channel is None or reason is not None:
+        raise MCPError(INTERNAL_ERROR, f"Task {record.task_id} is waiting for input, which needs {reason}")
     related = {RELATED_TASK: {"taskId": record.task_id}}
     answers: dict[str, t.Any] = {}
     for key, question in record.input_requests.items():
