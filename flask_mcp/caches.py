@@ -6,6 +6,12 @@ comes and goes with requests (answers, cancellations, stream events,
 counters, spilled results). Kept apart, no number of short-lived entries can
 push a session out (SimpleCache evicts per instance), and on Redis a key
 prefix of their own keeps them apart.
+
+An ephemeral cache in process memory is a :class:`KeepingCache`: past its
+threshold it drops expired entries only, never a live one, so no flood of
+short-lived entries can evict another caller's ``ctx.state`` or counters;
+the writes a client can cause are refused before the threshold
+(:mod:`flask_mcp.stores.quota`).
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ import typing as t
 from cachelib import BaseCache
 from flask_caching import Cache
 from flask_caching.backends import NullCache
+from flask_caching.backends import SimpleCache as FlaskSimpleCache
+
+from .policies.keeping_cache import KeepingSimpleCache
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -22,7 +31,20 @@ if t.TYPE_CHECKING:
 
     from .config import Settings
 
-__all__ = ["BoundCache", "bound", "checked_cache", "ephemeral_cache", "session_cache"]
+__all__ = ["KEEPING_CACHE", "BoundCache", "KeepingCache", "bound", "checked_cache", "ephemeral_cache", "session_cache"]
+
+#: ``CACHE_TYPE`` of :class:`KeepingCache`, as flask-caching imports it.
+KEEPING_CACHE = "flask_mcp.caches.KeepingCache"
+#: The ``CACHE_TYPE`` spellings of flask-caching's SimpleCache; an ephemeral cache is a :class:`KeepingCache` instead.
+_SIMPLE_CACHE_TYPES = {
+    "SimpleCache",
+    "flask_caching.backends.SimpleCache",
+    "flask_caching.backends.simplecache.SimpleCache",
+}
+
+
+class KeepingCache(FlaskSimpleCache, KeepingSimpleCache):
+    """flask-caching's SimpleCache, never evicting a live entry (a :class:`~.keeping_cache.KeepingSimpleCache`)."""
 
 
 def session_cache(app: Flask, settings: Settings, given: Cache | None) -> Cache:
@@ -66,6 +88,8 @@ def ephemeral_cache(app: Flask, settings: Settings, session: Cache, *, given: Ca
         config.update(getattr(session, "config", None) or {})
     config["CACHE_KEY_PREFIX"] = str(config.get("CACHE_KEY_PREFIX") or "") + "e:"
     config.update(settings.ephemeral_cache_overrides)
+    if config.get("CACHE_TYPE") in _SIMPLE_CACHE_TYPES or config.get("CACHE_TYPE") is FlaskSimpleCache:
+        config["CACHE_TYPE"] = KEEPING_CACHE
     cache = Cache()
     cache.init_app(app, config=config)
     return cache

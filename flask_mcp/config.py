@@ -140,6 +140,9 @@ class Settings:
     session_rate_limit: Limit | None = None
     max_sessions: int = 10000
     store_high_water: float = 0.9
+    #: What one caller may keep in the short-lived store, per kind: entries and bytes (``None``: unbounded).
+    store_quota_entries: int | None = 1000
+    store_quota_bytes: int | None = 16 * 1024 * 1024
     max_subscriptions: int | None = 100
     inflight_ttl: int = 60
     max_streams: int = 32
@@ -228,6 +231,8 @@ class Settings:
             session_rate_limit=parse_limit(config["MCP_SESSION_RATE_LIMIT"]),
             max_sessions=max_sessions,
             store_high_water=fraction(config, "MCP_STORE_HIGH_WATER"),
+            store_quota_entries=optional_positive(config, "MCP_STORE_QUOTA_ENTRIES"),
+            store_quota_bytes=optional_positive(config, "MCP_STORE_QUOTA_BYTES"),
             max_subscriptions=optional_positive(config, "MCP_MAX_SUBSCRIPTIONS"),
             inflight_ttl=positive(config, "MCP_INFLIGHT_TTL"),
             max_streams=positive(config, "MCP_MAX_STREAMS"),

@@ -113,8 +113,15 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_SESSION_RATE_LIMIT": "1000/hour",
     # Live sessions a SimpleCache session store holds; past it initialize gets 503.
     "MCP_MAX_SESSIONS": 10000,
-    # Fraction of Redis's maxmemory past which initialize gets 503 (before Redis evicts).
+    # Fraction of Redis's maxmemory past which initialize gets 503 (before Redis evicts);
+    # also the fraction of Redis's maxmemory, or of the ephemeral SimpleCache's threshold,
+    # past which client-driven short-lived entries (ctx.state, spilled results...) get 429.
     "MCP_STORE_HIGH_WATER": 0.9,
+    # The shared short-lived store: what one caller (principal, else remote address)
+    # may keep there of each kind (ctx.state records, spilled results, cached results,
+    # task records), in entries and in bytes; past it, 429. None: no such bound.
+    "MCP_STORE_QUOTA_ENTRIES": 1000,
+    "MCP_STORE_QUOTA_BYTES": 16 * 1024 * 1024,
     # Resource URIs one session may subscribe to at once.
     "MCP_MAX_SUBSCRIPTIONS": 100,
     # Seconds a request id stays in use after the worker running it stopped

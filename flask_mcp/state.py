@@ -27,16 +27,17 @@ from .config import LateSettingWarning, ProcessLocalSessionsWarning, Settings, c
 from .core.context import use_state_store
 from .core.server import Server
 from .core.tasks import TaskRunner, Tasks
-from .policies.ratelimit import CacheRateLimiter
+from .policies.ratelimit import CacheRateLimiter, counter_cache
 from .protocol.errors import NotFoundError, ToolError
 from .results.spill import CacheResultStore
 from .routes import route_for
 from .stores.admission import SessionAdmission
-from .stores.capacity import capacity_of, is_process_local
+from .stores.capacity import capacity_of, is_process_local, threshold_capacity_of
 from .stores.context_state import CacheStateStore
 from .stores.events import EventLog
 from .stores.failures import store_errors
 from .stores.mailbox import Mailbox
+from .stores.quota import Quota, StoreGuard
 from .stores.request_state import SignedState, shared_key
 from .stores.result_cache import CacheResultCache
 from .stores.sessions import SessionStore
@@ -76,6 +77,8 @@ class MCPState:
     auth: AuthGate | None = None
     #: The checks before a session is created; ``None`` when stateless.
     admission: SessionAdmission | None = None
+    #: Each caller's quotas of the short-lived store, and its room; ``None`` with a NullCache.
+    store_guard: StoreGuard | None = None
     #: Exceptions that mean the store did not answer (HTTP 503, not 500).
     store_errors: tuple[type[BaseException], ...] = ()
     #: Keeps run-time registry changes in step across processes; ``None`` with a NullCache.
@@ -190,9 +193,23 @@ def _limiter(app: Flask, cache: Cache) -> CacheRateLimiter | None:
     # Rate limits count in the ephemeral cache, shared by every worker using it.
     # A NullCache (stateless apps may run with one) would count nothing: the
     # server then falls back to counting in this process.
-    if isinstance(app.extensions.get("cache", {}).get(cache), NullCache):
+    backend = app.extensions.get("cache", {}).get(cache)
+    if isinstance(backend, NullCache):
         return None
+    if is_process_local(backend):
+        # Seen by this process alone anyway: counted in a cache of their own, which no flood of
+        # other entries can make evict them (a SimpleCache the app gave may evict at its threshold).
+        return CacheRateLimiter(counter_cache())
     return CacheRateLimiter(cache)
+
+
+def _store_guard(app: Flask, settings: Settings, cache: Cache) -> StoreGuard | None:
+    # What clients make the ephemeral cache keep is bounded per caller and kind, and stops at its high water.
+    backend = app.extensions["cache"][cache]
+    if isinstance(backend, NullCache):
+        return None
+    quota = Quota(settings.store_quota_entries, settings.store_quota_bytes)
+    return StoreGuard(cache, quota, threshold_capacity_of(backend, high_water=settings.store_high_water))
 
 
 def _invoke_in_app(func: t.Callable[..., t.Any], kwargs: dict[str, t.Any]) -> t.Any:
@@ -236,6 +253,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
     sessions = mailbox = events = admission = None
     waker = Waker(settings.sse_poll_interval)
     limiter = _limiter(app, ephemeral)
+    guard = _store_guard(app, settings, ephemeral)
     backend = app.extensions["cache"][cache]
     unavailable = store_errors(backend, app.extensions["cache"][ephemeral])
     shared = None
@@ -273,7 +291,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         route_for=route_for,
         client_request_timeout=settings.client_request_timeout,
         transaction=mcp.transaction,
-        result_store=CacheResultStore(ephemeral),
+        result_store=CacheResultStore(ephemeral, guard.reserve if guard is not None else None),
         current_request=_current_request,
         default_permissions=mcp.default_permissions,
         filter_listings=settings.filter_listings_by_permissions,
@@ -301,10 +319,11 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
     if not isinstance(app.extensions["cache"][ephemeral], NullCache):
         # ctx.state lives with the other short-lived shared state, where it can never evict a session.
         use_state_store(
-            server, CacheStateStore(ephemeral, settings.context_state_ttl, settings.context_state_max_bytes)
+            server,
+            CacheStateStore(ephemeral, settings.context_state_ttl, settings.context_state_max_bytes, guard=guard),
         )
         # Cached tools' results: any process answers from what another kept.
-        server.result_cache = CacheResultCache(ephemeral)
+        server.result_cache = CacheResultCache(ephemeral, guard)
         # Task records too: every process answers for a task, whichever runs it.
         runner: TaskRunner = ThreadTaskRunner(app, mcp.blueprint.name, settings.task_workers)
         if settings.task_executor == "celery":
@@ -327,6 +346,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         events,
         auth,
         admission,
+        store_guard=guard,
         store_errors=unavailable,
         shared=shared,
         store_is_shared=not is_process_local(backend),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import typing as t
 
+from ..policies.ratelimit import caller_key
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import MCPError
 from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION, MODERN_PROTOCOL_VERSIONS
@@ -95,6 +96,14 @@ class Call:
     cache_outcome: str | None = None
     #: ``(arguments digest, caller)`` of a call that missed the cache, to keep its result under.
     cache_key: tuple[str, str] | None = None
+
+    @property
+    def caller(self) -> str:
+        """Whose budgets and store quotas this request spends: the principal, else the client's address.
+
+        See :func:`~flask_mcp.policies.ratelimit.caller_key`.
+        """
+        return caller_key(self.principal, self.server.client_key)
 
     def context(self) -> Context:
         """A :class:`~flask_mcp.Context` for the handler of this request."""

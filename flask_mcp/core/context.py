@@ -140,7 +140,7 @@ class Context(InjectedParameter):
             scope: str | None = f"session:{session}"
         else:
             scope = f"principal:{call.principal.subject}" if call.principal is not None else None
-        return ContextState(state_store_of(call.server), scope)
+        return ContextState(state_store_of(call.server), scope, call.caller)
 
     def read_resource(self, uri: str) -> list[dict[str, t.Any]]:
         """Read another resource of this server, as the client would with ``resources/read``.

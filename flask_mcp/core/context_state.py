@@ -22,11 +22,15 @@ class StateStore(t.Protocol):
     def get(self, scope: str, key: str) -> str | None:
         """The JSON text under *key* in *scope*, or ``None`` (never set, deleted or expired)."""
 
-    def set(self, scope: str, key: str, text: str, ttl: int | None) -> None:
-        """Keep *text* for *ttl* seconds (``None``: the store's default); :class:`ValueError` past its bound."""
+    def set(self, scope: str, key: str, text: str, ttl: int | None, caller: str | None = None) -> None:
+        """Keep *text* for *ttl* seconds (``None``: the store's default); :class:`ValueError` past its bound.
 
-    def delete(self, scope: str, key: str) -> None:
-        """Forget *key* in *scope*; nothing happens if it is not there."""
+        *caller* (:attr:`Call.caller <flask_mcp.core.client.Call.caller>`) is whose quota the write
+        spends; a store may refuse it with :class:`~flask_mcp.protocol.errors.StoreRefused`.
+        """
+
+    def delete(self, scope: str, key: str, caller: str | None = None) -> None:
+        """Forget *key* in *scope*; nothing happens if it is not there. *caller* as for :meth:`set`."""
 
 
 #: The attribute of a :class:`~flask_mcp.core.server.Server` that holds its :class:`StateStore`.
@@ -57,9 +61,11 @@ class ContextState:
         ``"principal:<subject>"``), or ``None`` for an anonymous caller without a session.
     """
 
-    def __init__(self, store: StateStore | None, scope: str | None) -> None:
+    def __init__(self, store: StateStore | None, scope: str | None, caller: str | None = None) -> None:
         self._store = store
         self.scope = scope
+        #: Whose store quota a write spends (:attr:`Call.caller <flask_mcp.core.client.Call.caller>`).
+        self.caller = caller
 
     @property
     def available(self) -> bool:
@@ -91,6 +97,8 @@ class ContextState:
 
         :raises TypeError: *value* is not JSON-serialisable (``NaN`` included).
         :raises ValueError: an invalid key or ttl, or the state would grow past ``MCP_CONTEXT_STATE_MAX_BYTES``.
+        :raises ~flask_mcp.protocol.errors.StoreRefused: the caller's quota of ``ctx.state`` is spent, or the
+            shared store has no room: the request fails with HTTP 429 and ``Retry-After``.
         """
         store, scope = self._where(key)
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int) or ttl <= 0):
@@ -99,9 +107,9 @@ class ContextState:
             text = json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"ctx.state keeps JSON values only; {key!r} cannot be stored: {exc}") from None
-        store.set(scope, key, text, ttl)
+        store.set(scope, key, text, ttl, caller=self.caller)
 
     def delete(self, key: str) -> None:
         """Forget *key*; nothing happens if it is not set."""
         store, scope = self._where(key)
-        store.delete(scope, key)
+        store.delete(scope, key, caller=self.caller)

@@ -35,8 +35,20 @@ class ResultCache(t.Protocol):
         """The kept ``CallToolResult`` of *tool* for *arguments* (a digest) and *caller*, if any."""
         ...
 
-    def keep(self, tool: str, arguments: str, caller: str, result: dict[str, t.Any], ttl: float) -> None:
-        """Keep *result* for *ttl* seconds."""
+    def keep(
+        self,
+        tool: str,
+        arguments: str,
+        caller: str,
+        result: dict[str, t.Any],
+        ttl: float,
+        charged_to: str | None = None,
+    ) -> None:
+        """Keep *result* for *ttl* seconds (or not at all: a cache may decline).
+
+        *charged_to* is whose quota the entry spends (:attr:`Call.caller <flask_mcp.core.client.Call.caller>`),
+        which *caller* (``""`` for a result every caller shares) does not say.
+        """
         ...
 
     def invalidate(self, tool: str, arguments: str | None = None) -> None:
@@ -99,4 +111,6 @@ def keep_result(call: Call, tool: Tool, result: dict[str, t.Any]) -> None:
     key = call.cache_key
     if call.cache_outcome != "miss" or key is None or result.get("isError"):
         return
-    t.cast("ResultCache", call.server.result_cache).keep(tool.name, *key, result, t.cast(float, tool.result_ttl))
+    t.cast("ResultCache", call.server.result_cache).keep(
+        tool.name, *key, result, t.cast(float, tool.result_ttl), charged_to=call.caller
+    )

@@ -20,6 +20,7 @@ import time
 import typing as t
 
 from ..protocol.jsonrpc import RATE_LIMITED, MCPError
+from .keeping_cache import KeepingSimpleCache
 from .principal import Principal
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "RateLimiter",
     "TokenBucket",
     "caller_key",
+    "counter_cache",
     "enforce",
     "parse_limit",
 ]
@@ -172,9 +174,7 @@ class CacheRateLimiter:
     @classmethod
     def in_process(cls) -> CacheRateLimiter:
         """A limiter counting in this process's memory only, for a limit with no shared cache to count in."""
-        from cachelib import SimpleCache  # flask-caching's own dependency, imported when first needed
-
-        return cls(SimpleCache(default_timeout=0))
+        return cls(counter_cache())
 
     @property
     def cache(self) -> CacheLike:
@@ -238,6 +238,18 @@ class CacheRateLimiter:
                 cache.inc(key, target - current)
         finally:
             cache.delete(marker)
+
+
+def counter_cache() -> KeepingSimpleCache:
+    """A cache of this process's memory for rate-limit counters alone, which never evicts a live one.
+
+    Counters kept with other entries in a cache that evicts (cachelib's
+    ``SimpleCache`` past its threshold) would be pushed out by a flood of
+    those entries, and a caller's spent budget would come back. Here nothing
+    else is stored, and nothing live is dropped: the counters are as many as
+    callers times limits, and each expires with its window.
+    """
+    return KeepingSimpleCache(threshold=10_000, default_timeout=3600)
 
 
 def caller_key(principal: Principal | None, client_key: t.Callable[[], str | None] | None) -> str:

@@ -6,9 +6,16 @@ import typing as t
 
 import marshmallow as ma
 
-from .jsonrpc import MCPError
+from .jsonrpc import RATE_LIMITED, MCPError
 
-__all__ = ["NotFoundError", "ToolError", "describe_exception", "describe_validation_error", "is_expected"]
+__all__ = [
+    "NotFoundError",
+    "StoreRefused",
+    "ToolError",
+    "describe_exception",
+    "describe_validation_error",
+    "is_expected",
+]
 
 #: Shown instead of the exception text when details are masked.
 MASKED_MESSAGE = "the tool failed unexpectedly (details are in the server log)"
@@ -33,6 +40,25 @@ class NotFoundError(ToolError):
     found); from a tool, an error result like any :class:`ToolError`.
     ``flask.abort(404)`` in a handler is turned into this exception.
     """
+
+
+class StoreRefused(MCPError):
+    """The server will not keep more for this caller now: the JSON-RPC error -31429 (HTTP 429) with ``Retry-After``.
+
+    Raised by :attr:`ctx.state.set <flask_mcp.Context.state>` and the other
+    writes a client makes the shared short-lived store keep, when the caller's
+    quota of that kind is spent or the store has no room (:doc:`/security`).
+    It is a refusal of the request, not a failure of the tool: a tool that
+    meets it fails the whole request with it, never with an ``isError``
+    result, so the client sees the 429 and when to retry.
+
+    :param message: what was refused, and why.
+    :param retry_after: whole seconds to wait (at least 1), ``data.retryAfter``.
+    """
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        self.retry_after = max(1, int(retry_after))
+        super().__init__(RATE_LIMITED, message, {"retryAfter": self.retry_after})
 
 
 def _flatten(messages: t.Any, path: str = "") -> t.Iterator[str]:

@@ -4,7 +4,9 @@ A tool registered with ``max_result_bytes`` and ``spill_to_resource=True``
 answers an oversized call with a ``resource_link`` instead of the result;
 the full text waits in the cache until the client reads it with
 ``resources/read`` or its time is up. The link's token is 32 random bytes,
-and a link made in a session can only be read in that session.
+and a link made in a session can only be read in that session. Each kept
+text counts against the quota of ``"spill"`` of the caller whose call made
+it, when the store is given a way to count (:class:`Reserve`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import secrets
 import typing as t
 
-__all__ = ["SPILL_URI_PREFIX", "CacheResultStore", "ResultStore", "spill_uri", "spill_token"]
+__all__ = ["SPILL_URI_PREFIX", "CacheResultStore", "Reserve", "ResultStore", "spill_uri", "spill_token"]
 
 #: URIs of spilled results; ``resources/read`` serves them from the store.
 SPILL_URI_PREFIX = "mcp-result://"
@@ -23,8 +25,11 @@ _KEY = "spill:"
 class ResultStore(t.Protocol):
     """Where spilled results wait to be read."""
 
-    def put(self, text: str, mime_type: str, ttl: int, owner: str | None) -> str:
-        """Keep *text* for *ttl* seconds and return its token."""
+    def put(self, text: str, mime_type: str, ttl: int, owner: str | None, caller: str | None = None) -> str:
+        """Keep *text* for *ttl* seconds and return its token; *caller* is whose quota it spends.
+
+        :raises ~flask_mcp.protocol.errors.StoreRefused: the caller's quota is spent, or the store is full.
+        """
         ...
 
     def get(self, token: str, owner: str | None) -> tuple[str, str] | None:
@@ -32,16 +37,29 @@ class ResultStore(t.Protocol):
         ...
 
 
+class Reserve(t.Protocol):
+    """Counts an item against a caller's quota before it is stored (:meth:`.StoreGuard.reserve`)."""
+
+    def __call__(self, caller: str, kind: str, item: str, size: int, ttl: float) -> None: ...
+
+
 class CacheResultStore:
-    """A :class:`ResultStore` in a flask-caching cache (shared by every worker on Redis)."""
+    """A :class:`ResultStore` in a flask-caching cache (shared by every worker on Redis).
 
-    def __init__(self, cache: t.Any) -> None:
+    :param cache: the flask-caching ``Cache``.
+    :param reserve: counts each result against its caller's quota of ``"spill"``; ``None``: nothing is counted.
+    """
+
+    def __init__(self, cache: t.Any, reserve: Reserve | None = None) -> None:
         self.cache = cache
+        self.reserve = reserve
 
-    def put(self, text: str, mime_type: str, ttl: int, owner: str | None) -> str:
+    def put(self, text: str, mime_type: str, ttl: int, owner: str | None, caller: str | None = None) -> str:
         """Store under a fresh random token; ``cache.add`` never overwrites another result."""
         for _ in range(3):
             token = secrets.token_urlsafe(32)
+            if self.reserve is not None and caller is not None:
+                self.reserve(caller, "spill", _KEY + token, len(text.encode("utf-8", "surrogatepass")), ttl)
             if self.cache.add(_KEY + token, {"text": text, "mime": mime_type, "owner": owner}, timeout=ttl):
                 return token
         raise RuntimeError("could not store a spilled tool result; is the cache reachable?")

@@ -1,32 +1,44 @@
-"""How full the session store is, asked before a new session is stored.
+"""How full a store is, asked before a client makes it keep something more.
 
 A store that is full evicts: SimpleCache drops entries past its threshold,
-Redis drops keys past ``maxmemory``. Either way a flood of new sessions would
-cost other clients theirs. A :class:`Capacity` tells the transport, before
-it creates a session, whether the store still has room, so a full store
-refuses newcomers (HTTP 503) instead of evicting anybody.
+Redis drops keys past ``maxmemory``. Either way a flood from one client
+would cost other clients what the store kept for them. A :class:`Capacity`
+says, before a session or another client-driven entry is stored, whether
+the store still has room, so a full store refuses instead of evicting.
 
 Each backend is asked in its own terms: SimpleCache by counting its entries
-against ``MCP_MAX_SESSIONS``, Redis by comparing ``used_memory`` with
-``maxmemory``. Other backends have no probe; their own limits apply.
+against a cap (``MCP_MAX_SESSIONS`` for sessions; ``MCP_STORE_HIGH_WATER``
+of its threshold for the short-lived store), Redis by comparing
+``used_memory`` with ``MCP_STORE_HIGH_WATER`` of ``maxmemory``. Other
+backends have no probe; their own limits apply.
 """
 
 from __future__ import annotations
 
 import logging
-import time
+import math
 import typing as t
 
-__all__ = ["Capacity", "RedisCapacity", "SimpleCacheCapacity", "capacity_of", "is_process_local"]
+from ..policies.keeping_cache import sweep_expired
+
+__all__ = [
+    "EVICTING_POLICIES",
+    "Capacity",
+    "RedisCapacity",
+    "SimpleCacheCapacity",
+    "capacity_of",
+    "is_process_local",
+    "threshold_capacity_of",
+]
 
 logger = logging.getLogger("flask_mcp")
 
 
 class Capacity(t.Protocol):
-    """Whether the session store can take one more session."""
+    """Whether a store can take one more entry."""
 
     def has_room(self) -> bool:
-        """``False`` when storing one more session could make the store evict."""
+        """``False`` when storing one more entry could make the store evict."""
         ...
 
 
@@ -50,7 +62,7 @@ class SimpleCacheCapacity:
         with backend._lock:
             if len(backend._cache) < self.max_entries:
                 return True
-            backend._remove_expired(time.time())
+            sweep_expired(backend)
             return len(backend._cache) < self.max_entries
 
 
@@ -68,12 +80,28 @@ class RedisCapacity:
     def __init__(self, client: t.Any, high_water: float) -> None:
         self.client = client
         self.high_water = high_water
+        self._policy_checked = False
 
     def has_room(self) -> bool:
         """Whether used memory is below :attr:`high_water` of ``maxmemory``."""
         info = self.client.info("memory")
         limit = int(info.get("maxmemory") or 0)
+        if limit and not self._policy_checked:
+            self._policy_checked = True
+            policy = str(info.get("maxmemory_policy") or "")
+            if policy in EVICTING_POLICIES:
+                logger.warning(
+                    "Redis evicts keys at maxmemory (maxmemory-policy %s): past it, rate-limit counters and other "
+                    "callers' entries may be dropped. Set maxmemory-policy noeviction (see the security docs)",
+                    policy,
+                )
         return limit == 0 or int(info.get("used_memory") or 0) < self.high_water * limit
+
+
+#: ``maxmemory-policy`` values under which Redis drops keys to make room; ``noeviction`` refuses writes instead.
+EVICTING_POLICIES = frozenset(
+    {"allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"}
+)
 
 
 def is_process_local(backend: t.Any) -> bool:
@@ -90,3 +118,15 @@ def capacity_of(backend: t.Any, *, max_entries: int, high_water: float) -> Capac
         return RedisCapacity(client, high_water)
     logger.debug("no capacity probe for %s: the store's own limits apply", type(backend).__name__)
     return None
+
+
+def threshold_capacity_of(backend: t.Any, *, high_water: float) -> Capacity | None:
+    """The probe of a store of short-lived entries: *high_water* of a SimpleCache's threshold, or of Redis's memory.
+
+    The room left above the high-water mark is for the entries the server
+    writes for itself (answers, events, locks, counters), which are not
+    refused.
+    """
+    if is_process_local(backend):
+        return SimpleCacheCapacity(backend, max(1, math.floor(high_water * backend._threshold)))
+    return capacity_of(backend, max_entries=0, high_water=high_water)

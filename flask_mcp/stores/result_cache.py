@@ -5,15 +5,27 @@ number of the tool, the digest of the arguments, a generation number of
 those arguments, and the caller. Invalidating bumps a generation: every
 entry made under the old number is never looked up again, for every
 caller at once, and expires on its own. The generations never expire
-(two integers per tool and per set of arguments ever invalidated).
+(two integers per tool and per set of arguments ever invalidated). Each
+entry counts against the quota of ``"result"`` of the caller whose call
+made it (:class:`~flask_mcp.stores.quota.StoreGuard`); past it, or with the
+store full, the result is simply not kept.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import typing as t
 
+from ..protocol import jsonrpc
+from ..protocol.errors import StoreRefused
+
+if t.TYPE_CHECKING:
+    from .quota import StoreGuard
+
 __all__ = ["CacheResultCache"]
+
+logger = logging.getLogger("flask_mcp")
 
 _ENTRY = "rc:"
 _GENERATION = "rc-gen:"
@@ -23,10 +35,12 @@ class CacheResultCache:
     """A :class:`~flask_mcp.core.result_cache.ResultCache` in a flask-caching cache (the ephemeral one).
 
     :param cache: the flask-caching ``Cache``.
+    :param guard: the quotas and room of the store; ``None``: every result is kept.
     """
 
-    def __init__(self, cache: t.Any) -> None:
+    def __init__(self, cache: t.Any, guard: StoreGuard | None = None) -> None:
         self.cache = cache
+        self.guard = guard
 
     def _generations(self, tool: str, arguments: str) -> tuple[int, int]:
         found = self.cache.get_many(_GENERATION + tool, f"{_GENERATION}{tool}:{arguments}")
@@ -42,9 +56,25 @@ class CacheResultCache:
         found = self.cache.get(self._entry(tool, arguments, caller))
         return found if isinstance(found, dict) else None
 
-    def keep(self, tool: str, arguments: str, caller: str, result: dict[str, t.Any], ttl: float) -> None:
-        """Keep *result* for *ttl* seconds (at least one)."""
-        self.cache.set(self._entry(tool, arguments, caller), result, timeout=max(1, round(ttl)))
+    def keep(
+        self,
+        tool: str,
+        arguments: str,
+        caller: str,
+        result: dict[str, t.Any],
+        ttl: float,
+        charged_to: str | None = None,
+    ) -> None:
+        """Keep *result* for *ttl* seconds (at least one), unless *charged_to*'s quota or the store's room says no."""
+        key, timeout = self._entry(tool, arguments, caller), max(1, round(ttl))
+        if self.guard is not None and charged_to is not None:
+            try:
+                self.guard.reserve(charged_to, "result", key, len(jsonrpc.dumps(result).encode("utf-8")), timeout)
+            except StoreRefused as refused:
+                # The call has its result; only the copy for later calls is given up.
+                logger.info("tool %r: result not cached: %s", tool, refused.message)
+                return
+        self.cache.set(key, result, timeout=timeout)
 
     def invalidate(self, tool: str, arguments: str | None = None) -> None:
         """Forget the results of *tool* (for *arguments* only, when given)."""

@@ -267,10 +267,10 @@ class MemoryStore:
         found = self.values.get((scope, key))
         return None if found is None else found[0]
 
-    def set(self, scope: str, key: str, text: str, ttl: int | None) -> None:
+    def set(self, scope: str, key: str, text: str, ttl: int | None, caller: str | None = None) -> None:
         self.values[(scope, key)] = (text, ttl)
 
-    def delete(self, scope: str, key: str) -> None:
+    def delete(self, scope: str, key: str, caller: str | None = None) -> None:
         self.values.pop((scope, key), None)
 
 

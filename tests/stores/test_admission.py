@@ -9,6 +9,7 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP
+from flask_mcp.caches import KeepingCache
 from flask_mcp.core.client import ClientState
 from flask_mcp.protocol.jsonrpc import RATE_LIMITED, SERVICE_UNAVAILABLE
 from flask_mcp.testing import MCPTestClient
@@ -133,11 +134,14 @@ def test_short_lived_entries_never_evict_a_session(
 
 
 def test_ephemeral_cache_follows_the_session_cache(server: MCP, make_app: t.Callable[..., Flask]) -> None:
-    """Same backend and settings; MCP_EPHEMERAL_CACHE_* override single settings."""
+    """Same backend and settings; MCP_EPHEMERAL_CACHE_* override single settings.
+
+    In process memory, the ephemeral SimpleCache is one that never evicts a live entry.
+    """
     app = make_app(server, MCP_EPHEMERAL_CACHE_THRESHOLD=123)
     state = app.extensions["mcp"]
     sessions, ephemeral = (app.extensions["cache"][c] for c in (state.sessions.cache, state.mailbox.cache))
-    assert type(sessions) is type(ephemeral)
+    assert isinstance(ephemeral, type(sessions)) and type(ephemeral) is KeepingCache
     assert (sessions._threshold, ephemeral._threshold) == (40000, 123)
 
 

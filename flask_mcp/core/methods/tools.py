@@ -9,7 +9,7 @@ import marshmallow as ma
 
 from ...policies.execution import ToolTimeout
 from ...protocol import jsonrpc
-from ...protocol.errors import NotFoundError, describe_exception, describe_validation_error
+from ...protocol.errors import NotFoundError, StoreRefused, describe_exception, describe_validation_error
 from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MCPError
 from ...results.convert import tool_result
 from ...results.formats import ErrorType, error_result
@@ -124,6 +124,8 @@ def complete_call(
             raise  # the modern era's protocol error (-32021, -32602), not a failure of the tool
         if protocol_errors and isinstance(exc, MCPError) and not isinstance(exc, InputError):
             raise
+        if isinstance(exc, StoreRefused):
+            raise  # the store's refusal of this caller: a 429 for the request, not an error result
         error_type, message, detail = _failure(exc, call, tool)
         return error_result(message, error_type=error_type, detail=detail, error_format=policy.error_format)
     try:
@@ -190,7 +192,7 @@ def _limit_size(call: Call, tool: Tool, result: dict[str, t.Any]) -> dict[str, t
         text, mime_type = first["text"], "text/plain"
     else:  # content blocks of other kinds: the whole result, as JSON
         text, mime_type = encoded, "application/json"
-    token = store.put(text, mime_type, policy.spill_ttl, call.state.session_id)
+    token = store.put(text, mime_type, policy.spill_ttl, call.state.session_id, caller=call.caller)
     uri = spill_uri(token)
     notice = (
         f"The result is {size} bytes, over this tool's limit of {limit} bytes. It is stored as {uri} "
