@@ -37,8 +37,8 @@ logger = logging.getLogger("flask_mcp")
 class Capacity(t.Protocol):
     """Whether a store can take one more entry."""
 
-    def has_room(self) -> bool:
-        """``False`` when storing one more entry could make the store evict."""
+    def has_room(self, size: int = 0) -> bool:
+        """``False`` when storing one more entry (of about *size* bytes) could make the store evict."""
         ...
 
 
@@ -56,8 +56,8 @@ class SimpleCacheCapacity:
         self.backend = backend
         self.max_entries = max_entries
 
-    def has_room(self) -> bool:
-        """Whether fewer than :attr:`max_entries` live entries are stored."""
+    def has_room(self, size: int = 0) -> bool:
+        """Whether fewer than :attr:`max_entries` live entries are stored (whatever their *size*)."""
         backend = self.backend
         with backend._lock:
             if len(backend._cache) < self.max_entries:
@@ -82,8 +82,13 @@ class RedisCapacity:
         self.high_water = high_water
         self._policy_checked = False
 
-    def has_room(self) -> bool:
-        """Whether used memory is below :attr:`high_water` of ``maxmemory``."""
+    def has_room(self, size: int = 0) -> bool:
+        """Whether used memory, with room for a value of *size* bytes, stays below :attr:`high_water` of ``maxmemory``.
+
+        A value takes its room twice while it is written (in the command Redis
+        reads, then as the value stored), and Redis judges its memory between
+        commands: the margin keeps a large write from taking it past ``maxmemory``.
+        """
         info = self.client.info("memory")
         limit = int(info.get("maxmemory") or 0)
         if limit and not self._policy_checked:
@@ -95,7 +100,7 @@ class RedisCapacity:
                     "callers' entries may be dropped. Set maxmemory-policy noeviction (see the security docs)",
                     policy,
                 )
-        return limit == 0 or int(info.get("used_memory") or 0) < self.high_water * limit
+        return limit == 0 or int(info.get("used_memory") or 0) + 2 * size < self.high_water * limit
 
 
 #: ``maxmemory-policy`` values under which Redis drops keys to make room; ``noeviction`` refuses writes instead.

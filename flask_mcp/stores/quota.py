@@ -110,7 +110,7 @@ class StoreGuard:
             if grows:
                 others = [entry for name, entry in ledger.items() if name != item]
                 self._check_quota(kind, quota, others, size, now)
-                self._check_room(f"no more {kind}")
+                self._check_room(f"no more {kind}", size)
             ledger[item] = [size, now + ttl]
             self._save(ledger_key, ledger, now)
 
@@ -151,8 +151,8 @@ class StoreGuard:
             math.ceil(soonest - now),
         )
 
-    def _check_room(self, what: str) -> None:
-        if self.capacity is not None and not self.capacity.has_room():
+    def _check_room(self, what: str, size: int = 0) -> None:
+        if self.capacity is not None and not self.capacity.has_room(size):
             raise StoreRefused(
                 f"Rate limit exceeded: the server's short-lived store is full, {what} is kept; "
                 f"retry in {self.retry_after} s",
