@@ -272,8 +272,8 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
             # A store in this process's memory marks its ids, to tell "another process made it".
             origin=secrets.token_hex(4) if is_process_local(backend) else None,
         )
-        # Shorter-lived than any session: a Redis evicting by nearest expiry
-        # (volatile-ttl) takes these before a session in use.
+        # Shorter-lived than any session: should a Redis evict by nearest expiry
+        # (volatile-ttl), it takes these before a session in use.
         mailbox = Mailbox(
             ephemeral, int(settings.client_request_timeout) + 60, inflight_ttl=settings.inflight_ttl, waker=waker
         )
