@@ -175,6 +175,12 @@ class Settings:
     skills_folder: str | None = None
     task_heartbeat: float = 5.0
     task_lost_after: float | None = 30.0
+    task_max_kept_per_caller: int | None = 200
+    task_max_bytes_per_caller: int | None = 32 * 1024 * 1024
+    task_max_total: int | None = 10_000
+    task_max_total_bytes: int | None = 256 * 1024 * 1024
+    #: ``None``: half of ``task_workers`` (at least one).
+    task_workers_per_caller: int | None = None
     #: The prefix of the keys these settings were read from (``MCP``, or the server's ``config_prefix``).
     config_prefix: str = DEFAULT_PREFIX
 
@@ -266,6 +272,11 @@ class Settings:
             skills_folder=config["MCP_SKILLS_FOLDER"] or None,
             task_heartbeat=float(positive_number(config, "MCP_TASK_HEARTBEAT")),
             task_lost_after=optional_number(config, "MCP_TASK_LOST_AFTER"),
+            task_max_kept_per_caller=optional_positive(config, "MCP_TASK_MAX_KEPT_PER_CALLER"),
+            task_max_bytes_per_caller=optional_positive(config, "MCP_TASK_MAX_BYTES_PER_CALLER"),
+            task_max_total=optional_positive(config, "MCP_TASK_MAX_TOTAL"),
+            task_max_total_bytes=optional_positive(config, "MCP_TASK_MAX_TOTAL_BYTES"),
+            task_workers_per_caller=optional_positive(config, "MCP_TASK_WORKERS_PER_CALLER"),
         )
 
 

@@ -195,4 +195,16 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_TASK_HEARTBEAT": 5,
     # Seconds without one after which a running task is failed as lost (its worker died); None: never.
     "MCP_TASK_LOST_AFTER": 30,
+    # Tasks one caller keeps, ended ones included; past it its oldest ended one is let go
+    # (and a new one refused while none has ended). None: no bound.
+    "MCP_TASK_MAX_KEPT_PER_CALLER": 200,
+    # Bytes (JSON) of one caller's kept tasks, arguments and results; past it as above. None: no bound.
+    "MCP_TASK_MAX_BYTES_PER_CALLER": 32 * 1024 * 1024,
+    # Tasks the store keeps for everybody; past it new tasks get 503. None: no bound.
+    "MCP_TASK_MAX_TOTAL": 10000,
+    # Bytes (JSON) of every task kept; past it new tasks get 503. None: no bound.
+    "MCP_TASK_MAX_TOTAL_BYTES": 256 * 1024 * 1024,
+    # Threads of the embedded executor one caller's tasks may hold at once; None: half of
+    # MCP_TASK_WORKERS (at least one), so that another caller's task never waits behind them.
+    "MCP_TASK_WORKERS_PER_CALLER": None,
 }

@@ -26,7 +26,6 @@ from .auth import AuthGate, StaticTokenBackend
 from .config import LateSettingWarning, ProcessLocalSessionsWarning, Settings, changed_settings
 from .core.context import use_state_store
 from .core.server import Server
-from .core.tasks import TaskRunner, Tasks
 from .policies.ratelimit import CacheRateLimiter, counter_cache
 from .protocol.errors import NotFoundError, ToolError
 from .results.spill import CacheResultStore
@@ -43,10 +42,8 @@ from .stores.result_cache import CacheResultCache
 from .stores.sessions import SessionStore
 from .stores.shared_registry import KEY as REGISTRY_KEY
 from .stores.shared_registry import SharedRegistry
-from .stores.tasks import CacheTaskStore
 from .stores.waker import Waker
-from .tasks_celery import celery_runner
-from .tasks_runner import ThreadTaskRunner
+from .tasks_setup import build_tasks
 from .transport.stream_slots import StreamSlots
 
 if t.TYPE_CHECKING:
@@ -325,18 +322,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         # Cached tools' results: any process answers from what another kept.
         server.result_cache = CacheResultCache(ephemeral, guard)
         # Task records too: every process answers for a task, whichever runs it.
-        runner: TaskRunner = ThreadTaskRunner(app, mcp.blueprint.name, settings.task_workers)
-        if settings.task_executor == "celery":
-            runner = celery_runner(app, mcp.blueprint.name)
-        server.tasks = Tasks(
-            CacheTaskStore(ephemeral, settings.task_max_bytes),
-            runner,
-            ttl_ms=settings.task_ttl * 1000,
-            poll_interval_ms=max(1, round(settings.task_poll_interval * 1000)),
-            max_live=settings.task_max_per_caller,
-            heartbeat=settings.task_heartbeat,
-            lost_after=settings.task_lost_after,
-        )
+        server.tasks = build_tasks(app, mcp.blueprint.name, settings, ephemeral, limiter)
     return MCPState(
         mcp,
         settings,

@@ -46,8 +46,8 @@ class CeleryTaskRunner:
         self.server = server
         self.queue = queue
 
-    def submit(self, task_id: str) -> None:
-        """Queue the run of *task_id* for a worker."""
+    def submit(self, task_id: str, account: str = "") -> None:
+        """Queue the run of *task_id* for a worker (the queue, not the runner, orders the accounts)."""
         options = {"queue": self.queue} if self.queue else {}
         self.celery.send_task(CELERY_TASK, args=(self.server, task_id), **options)
 

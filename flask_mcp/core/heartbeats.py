@@ -71,8 +71,12 @@ class Heartbeats:
 
 
 def stamp(record: TaskRecord) -> bool:
-    """Stamp a working task's ``heartbeat_at``: a store update's change."""
-    if record.terminal or record.status != "working":
+    """Stamp ``heartbeat_at`` of a task whose run has not returned: a store update's change.
+
+    A cancelled task whose tool still runs is stamped too: it holds a worker,
+    and stays counted and kept until the tool returns.
+    """
+    if record.runs <= 0:
         return False
     record.heartbeat_at = time.time()
     return True

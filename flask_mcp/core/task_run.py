@@ -28,7 +28,7 @@ from .client import Call, ClientState
 from .heartbeats import HEARTBEATS, stamp
 from .methods.tools import run_in_task
 from .rounds import Answers, InputRequired
-from .tasks import end
+from .tasks import end, ran
 
 if t.TYPE_CHECKING:
     from .server import Server
@@ -98,12 +98,16 @@ def run_task(server: Server, task_id: str) -> None:
         _run(server, tasks, task_id)
     finally:
         HEARTBEATS.forget(task_id)
+        try:
+            ran(tasks.store, task_id)  # its tool no longer holds a worker: it stops counting as running
+        except Exception:  # the store failed: the run's count goes stale with its heartbeat
+            logger.warning("task %s: the end of its run could not be recorded", task_id, exc_info=True)
 
 
 def _run(server: Server, tasks: Tasks, task_id: str) -> None:
     store = tasks.store
     record = store.load(task_id)
-    if record is not None and record.heartbeat_at is None and record.status == "working":
+    if record is not None and record.heartbeat_at is None and record.runs > 0:
         # Not watched while it waited (another host queued it): it starts giving signs of life now.
         record = store.update(task_id, stamp)
     # Cancelling sets the status before the stop flag: a task cancelled before it ran is terminal here.

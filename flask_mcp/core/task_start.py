@@ -26,7 +26,7 @@ if t.TYPE_CHECKING:
     from .server import Server
     from .tasks import TaskRecord, Tasks
 
-__all__ = ["declared_extension", "serves_tasks", "start_task"]
+__all__ = ["declared_extension", "serves_tasks", "session_of", "start_task"]
 
 
 def serves_tasks(server: Server) -> bool:
@@ -91,16 +91,24 @@ def start_task(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[str,
 
 def _create(call: Call, tool: Tool, arguments: dict[str, t.Any], **options: t.Any) -> TaskRecord:
     """A new task running *tool* with *arguments* for the caller of *call*, as the request's client."""
+    client_key = call.server.client_key
     return t.cast("Tasks", call.server.tasks).new_record(
         tool=tool.name,
         arguments=arguments,
         client=call.state.to_dict(),
         principal=call.principal,
-        # The modern era has no session: a task is its principal's.
-        session_id=None if call.state.modern else call.state.session_id,
+        # The modern era has no session: a task is its principal's, or nobody's (read by its id alone).
+        session_id=session_of(call),
+        # What tells anonymous callers without a session apart, for their budgets.
+        address=client_key() if client_key is not None else None,
         meta=_meta(call),
         **options,
     )
+
+
+def session_of(call: Call) -> str | None:
+    """The session a task of *call* belongs to: the handshake session; ``None`` in the modern era."""
+    return None if call.state.modern else call.state.session_id
 
 
 def _meta(call: Call) -> dict[str, t.Any]:

@@ -15,10 +15,17 @@ on any process, reads it. Two wire forms serve the same record:
   ``tasks/list`` and ``tasks/cancel``.
 
 A task belongs to its caller (the principal, and the session in the
-handshake era): anyone else is told it does not exist. Questions the tool
-asks (``ctx.elicit``...) put the task in ``input_required``; once they are
+handshake era): anyone else is told it does not exist. A caller with
+neither makes ownerless tasks, read by their id alone and never listed
+(:mod:`flask_mcp.core.task_record`). Questions the tool asks
+(``ctx.elicit``...) put the task in ``input_required``; once they are
 answered the tool runs again from the start with the answers, exactly as
 modern ``input_required`` rounds do (:mod:`flask_mcp.core.rounds`).
+
+What a caller may hold is bounded (:class:`TaskLimits`): its live tasks,
+what the store keeps of its tasks (ended ones included), and what the
+store keeps in all. A task whose tool still runs stays live, readable and
+cancellable until the tool returns, whatever its ``ttl``.
 
 Nothing here knows where records live or how a job runs: the Flask
 integration hands in a :class:`TaskStore` and a :class:`TaskRunner`.
@@ -27,7 +34,6 @@ integration hands in a :class:`TaskStore` and a :class:`TaskRunner`.
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import secrets
 import time
 import typing as t
@@ -35,6 +41,7 @@ import typing as t
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_PARAMS, MCPError
 from .heartbeats import HEARTBEATS
+from .task_record import OWNERLESS, TERMINAL, TaskRecord, account_of, owner_of
 
 if t.TYPE_CHECKING:
     from ..policies.principal import Principal
@@ -43,146 +50,62 @@ if t.TYPE_CHECKING:
 __all__ = [
     "EXTENSION",
     "LOST",
+    "OWNERLESS",
     "RELATED_TASK",
     "TERMINAL",
     "TaskLimit",
+    "TaskLimits",
     "TaskRecord",
     "TaskRunner",
     "TaskStore",
     "Tasks",
+    "TasksFull",
+    "account_of",
     "answer",
     "cancel",
     "end",
     "owner_of",
+    "ran",
 ]
 
 #: The id of the 2026-07-28 tasks extension, in ``capabilities.extensions``.
 EXTENSION = "io.modelcontextprotocol/tasks"
 #: The ``_meta`` key that ties a 2025-11-25 ``tasks/result`` answer to its task.
 RELATED_TASK = "io.modelcontextprotocol/related-task"
-TaskStatus = t.Literal["working", "input_required", "completed", "failed", "cancelled"]
-#: Statuses a task never leaves.
-TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
 
-def owner_of(principal: Principal | None, session_id: str | None) -> str:
-    """Whose a task is: the authenticated subject, and the handshake session when there is one."""
-    subject = principal.subject if principal is not None else ""
-    return f"{subject}\x00{session_id or ''}"
+@dataclasses.dataclass(frozen=True)
+class TaskLimits:
+    """What the store keeps of tasks, per caller (account) and in all; ``None``: no bound.
 
+    :param max_live: tasks of one caller that have not ended or whose tool still runs
+        (``MCP_TASK_MAX_PER_CALLER``): past it, a new one gets -31429.
+    :param max_kept: tasks of one caller the store keeps, ended ones included
+        (``MCP_TASK_MAX_KEPT_PER_CALLER``): past it, the caller's oldest ended task is let go.
+    :param max_kept_bytes: bytes of one caller's kept tasks (``MCP_TASK_MAX_BYTES_PER_CALLER``):
+        past it, its oldest ended tasks are let go; when its live ones alone fill it, -31429.
+    :param max_total: tasks the store keeps in all (``MCP_TASK_MAX_TOTAL``): past it, -31503;
+        nobody's task is let go to make room.
+    :param max_total_bytes: bytes of all tasks kept (``MCP_TASK_MAX_TOTAL_BYTES``): past it, -31503.
+    :param lost_after: seconds without a sign of life after which a running tool no longer counts.
+    """
 
-def _iso(moment: float) -> str:
-    stamp = datetime.datetime.fromtimestamp(moment, datetime.UTC).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")
-
-
-@dataclasses.dataclass
-class TaskRecord:
-    """One task as the store keeps it: what to run, and what became of it."""
-
-    task_id: str
-    owner: str
-    #: ``"modern"`` (the extension) or ``"handshake"`` (2025-11-25): the wire form of its answers.
-    era: str
-    tool: str
-    arguments: dict[str, t.Any]
-    #: The request's client state (revision, capabilities, log level), to run the tool as that client.
-    client: dict[str, t.Any]
-    #: The caller, as the principal's fields (``subject``, ``scopes``, ``claims``); ``None``: nobody.
-    principal: dict[str, t.Any] | None
-    created_at: float
-    ttl_ms: int | None
-    poll_interval_ms: int
-    status: str = "working"
-    status_message: str | None = None
-    last_updated_at: float = 0.0
-    #: The original request's result, once ``completed``.
-    result: dict[str, t.Any] | None = None
-    #: The JSON-RPC error object, once ``failed``.
-    error: dict[str, t.Any] | None = None
-    #: The questions outstanding while ``input_required``, by key.
-    input_requests: dict[str, t.Any] = dataclasses.field(default_factory=dict)
-    #: Every answer given so far, by key; the tool's next run finds them.
-    answers: dict[str, t.Any] = dataclasses.field(default_factory=dict)
-    #: The request's ``_meta`` (its progress token...).
-    meta: dict[str, t.Any] = dataclasses.field(default_factory=dict)
-    #: When the run under way last said it is alive; ``None`` while no run is under way.
-    heartbeat_at: float | None = None
-
-    def __post_init__(self) -> None:
-        if not self.last_updated_at:
-            self.last_updated_at = self.created_at
-
-    @property
-    def terminal(self) -> bool:
-        """Whether the task has ended."""
-        return self.status in TERMINAL
-
-    def expired(self, now: float) -> bool:
-        """Whether the task is past its ``ttl``, counted from its creation."""
-        return self.ttl_ms is not None and now > self.created_at + self.ttl_ms / 1000
-
-    def to_dict(self) -> dict[str, t.Any]:
-        """The stored form (its members as they are: the store serializes them)."""
-        return {field.name: getattr(self, field.name) for field in _FIELDS}
-
-    @classmethod
-    def from_dict(cls, data: t.Mapping[str, t.Any]) -> TaskRecord:
-        """Inverse of :meth:`to_dict`."""
-        return cls(**{key: value for key, value in data.items() if key in _NAMES})
-
-    def moved(self, status: str, message: str | None = None, now: float | None = None) -> None:
-        """Set *status* (and its message), stamping the update."""
-        self.status = status
-        self.status_message = message
-        self.last_updated_at = time.time() if now is None else now
-
-    # -- wire forms -----------------------------------------------------
-
-    def _wire(self, ttl: str, poll: str) -> dict[str, t.Any]:
-        task: dict[str, t.Any] = {
-            "taskId": self.task_id,
-            "status": self.status,
-            "createdAt": _iso(self.created_at),
-            "lastUpdatedAt": _iso(self.last_updated_at),
-            ttl: self.ttl_ms,
-            poll: self.poll_interval_ms,
-        }
-        if self.status_message is not None:
-            task["statusMessage"] = self.status_message
-        return task
-
-    def modern_task(self) -> dict[str, t.Any]:
-        """The extension's ``Task`` (``ttlMs``, ``pollIntervalMs``)."""
-        return self._wire("ttlMs", "pollIntervalMs")
-
-    def modern_detailed(self) -> dict[str, t.Any]:
-        """The extension's ``DetailedTask``: the task with its result, error or questions."""
-        task = self.modern_task()
-        if self.status == "completed" and self.result is not None:
-            task["result"] = {**self.result, "resultType": "complete"}
-        elif self.status == "failed":
-            task["error"] = self.error or {"code": jsonrpc.INTERNAL_ERROR, "message": "Internal error"}
-        elif self.status == "input_required":
-            task["inputRequests"] = self.input_requests
-        return task
-
-    def handshake_task(self) -> dict[str, t.Any]:
-        """The 2025-11-25 ``Task`` (``ttl``, ``pollInterval``)."""
-        return self._wire("ttl", "pollInterval")
-
-
-_FIELDS = dataclasses.fields(TaskRecord)
-_NAMES = frozenset(field.name for field in _FIELDS)
+    max_live: int | None = 100
+    max_kept: int | None = 200
+    max_kept_bytes: int | None = 32 * 1024 * 1024
+    max_total: int | None = 10_000
+    max_total_bytes: int | None = 256 * 1024 * 1024
+    lost_after: float | None = 30.0
 
 
 class TaskStore(t.Protocol):
     """Where task records live, shared by every process that may answer for them."""
 
-    def create(self, record: TaskRecord, max_live: int | None) -> None:
-        """Keep a new *record*, readable by :meth:`load` before this returns.
+    def create(self, record: TaskRecord, limits: TaskLimits) -> None:
+        """Keep a new *record*, readable by :meth:`load` before this returns, within *limits*.
 
-        :raises TaskLimit: its owner already has *max_live* tasks that have not ended.
+        :raises TaskLimit: its account is at one of its bounds.
+        :raises TasksFull: the store keeps as many tasks (or bytes of them) as it may.
         """
         ...
 
@@ -194,8 +117,8 @@ class TaskStore(t.Protocol):
         """Apply *change* to the record under a lock and keep it when *change* returns true; the record after."""
         ...
 
-    def owned(self, owner: str) -> list[TaskRecord]:
-        """The records of *owner*, oldest first."""
+    def owned(self, account: str, owner: str) -> list[TaskRecord]:
+        """The kept records of *account* that belong to *owner*, oldest first."""
         ...
 
     def request_cancel(self, task_id: str) -> None:
@@ -210,19 +133,33 @@ class TaskStore(t.Protocol):
 class TaskRunner(t.Protocol):
     """Runs a task's job somewhere other than the request that created it."""
 
-    def submit(self, task_id: str) -> None:
-        """Run the task *task_id* (its record says what) soon, outside the current request."""
+    def submit(self, task_id: str, account: str) -> None:
+        """Run the task *task_id* (its record says what) soon, outside the current request.
+
+        *account* is whose it is: a runner shares its workers fairly among accounts.
+        """
         ...
 
 
 class TaskLimit(MCPError):
-    """The caller has as many live tasks as it may (``MCP_TASK_MAX_PER_CALLER``)."""
+    """The caller is at one of its bounds (:class:`TaskLimits`): a -31429, HTTP 429."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, message: str | None = None) -> None:
         super().__init__(
             jsonrpc.RATE_LIMITED,
-            f"Too many tasks: at most {limit} of yours may run at once; wait for one to end or cancel one",
+            message or f"Too many tasks: at most {limit} of yours may run at once; wait for one to end or cancel one",
             {"limit": limit},
+        )
+
+
+class TasksFull(MCPError):
+    """The store keeps as many tasks as it may: a -31503, HTTP 503, with ``retryAfter``."""
+
+    def __init__(self, retry_after: int = 30) -> None:
+        super().__init__(
+            jsonrpc.SERVICE_UNAVAILABLE,
+            f"Service Unavailable: the server keeps as many tasks as it can; retry in {retry_after} s",
+            {"retryAfter": retry_after},
         )
 
 
@@ -234,21 +171,25 @@ class Tasks:
     :param runner: runs the jobs.
     :param ttl_ms: how long a task is kept from its creation (a client's ``ttl`` may ask for less).
     :param poll_interval_ms: how often clients are told to poll.
-    :param max_live: how many unfinished tasks one caller may have.
+    :param limits: what one caller, and everybody, may have kept.
     :param page_size: tasks per page of ``tasks/list``.
     :param heartbeat: seconds between two signs of life of a running task.
     :param lost_after: seconds without one after which a running task is failed as lost
         (its worker died); ``None``: never.
+    :param admit: counts a new ownerless task against its caller's budget (the remote
+        address's budget of new sessions, ``MCP_SESSION_RATE_LIMIT``); raises
+        :class:`~flask_mcp.protocol.jsonrpc.MCPError` past it. ``None``: no budget.
     """
 
     store: TaskStore
     runner: TaskRunner
     ttl_ms: int = 3_600_000
     poll_interval_ms: int = 500
-    max_live: int | None = 100
+    limits: TaskLimits = dataclasses.field(default_factory=TaskLimits)
     page_size: int = 50
     heartbeat: float = 5.0
     lost_after: float | None = 30.0
+    admit: t.Callable[[str], None] | None = None
 
     def new_record(
         self,
@@ -259,16 +200,28 @@ class Tasks:
         client: dict[str, t.Any],
         principal: Principal | None,
         session_id: str | None,
+        address: str | None = None,
         ttl_ms: int | None = None,
         meta: dict[str, t.Any] | None = None,
         answers: dict[str, t.Any] | None = None,
     ) -> TaskRecord:
-        """A new record, kept in the store (durably, before the task is announced) and submitted to run."""
+        """A new record, kept in the store (durably, before the task is announced) and submitted to run.
+
+        *address* tells anonymous callers without a session apart (:func:`account_of`).
+
+        :raises MCPError: the caller is past a bound (:class:`TaskLimit`, or its budget of new
+            ownerless tasks), or the store is full (:class:`TasksFull`).
+        """
         ttl = self.ttl_ms if ttl_ms is None else max(1, min(ttl_ms, self.ttl_ms))
+        owner = owner_of(principal, session_id)
+        account = account_of(principal, session_id, address)
+        if owner == OWNERLESS and self.admit is not None:
+            # Each ownerless task is something kept for an hour on one request, as a new session is.
+            self.admit(account)
         record = TaskRecord(
             # Long and random: in the modern era a task id is all a request names.
             task_id=secrets.token_urlsafe(24),
-            owner=owner_of(principal, session_id),
+            owner=owner,
             era=era,
             tool=tool,
             arguments=arguments,
@@ -281,45 +234,54 @@ class Tasks:
             poll_interval_ms=self.poll_interval_ms,
             meta=meta or {},
             answers=answers or {},
+            account=account,
+            runs=1,  # handed to the runner below: live until that run returns
         )
-        local = getattr(self.runner, "runs_here", False)
-        if local:
+        if getattr(self.runner, "runs_here", False):
             # Queued in this process: alive while the process is, watched from now on.
             record.heartbeat_at = record.created_at
-        self.store.create(record, self.max_live)
-        self.submit(record.task_id)
+        self.store.create(record, dataclasses.replace(self.limits, lost_after=self.lost_after))
+        self.submit(record)
         return record
 
-    def submit(self, task_id: str) -> None:
-        """Hand *task_id* to the runner; a runner that runs tasks in this process has them watched meanwhile."""
+    def submit(self, record: TaskRecord) -> None:
+        """Hand *record*'s task to the runner (its ``runs`` already counts this run).
+
+        A runner that runs tasks in this process has them watched meanwhile.
+        """
         if getattr(self.runner, "runs_here", False):
-            HEARTBEATS.watch(self.store, task_id, self.heartbeat)
-        self.runner.submit(task_id)
+            HEARTBEATS.watch(self.store, record.task_id, self.heartbeat)
+        self.runner.submit(record.task_id, record.account)
 
     def owned_record(self, task_id: t.Any, principal: Principal | None, session_id: str | None) -> TaskRecord:
-        """The record of *task_id* when it is the caller's and has not expired.
+        """The record of *task_id* when it is the caller's and has not expired (or its tool still runs).
 
         :raises MCPError: -32602 otherwise; another caller's task is "not found" as an unknown one is.
         """
         if not isinstance(task_id, str) or not task_id:
             raise MCPError(INVALID_PARAMS, "Invalid params: 'taskId' must be a non-empty string")
         record = self.store.load(task_id)
-        if record is None or record.owner != owner_of(principal, session_id) or record.expired(time.time()):
+        if (
+            record is None
+            or record.owner != owner_of(principal, session_id)
+            or record.expired(time.time(), self.lost_after)
+        ):
             raise MCPError(INVALID_PARAMS, f"Failed to retrieve task: Task not found: {task_id}")
         return self.alive(record)
 
     def alive(self, record: TaskRecord) -> TaskRecord:
         """*record*, failed first when the run under way stopped giving signs of life (its worker died)."""
         beat, limit = record.heartbeat_at, self.lost_after
-        if record.status != "working" or beat is None or limit is None or time.time() - beat <= limit:
+        if record.runs <= 0 or beat is None or limit is None or time.time() - beat <= limit:
             return record
 
         def lose(found: TaskRecord) -> bool:
-            if found.status != "working" or found.heartbeat_at != beat:
+            if found.runs <= 0 or found.heartbeat_at != beat:
                 return False  # it moved on meanwhile
-            found.error = {"code": jsonrpc.INTERNAL_ERROR, "message": LOST.format(seconds=limit)}
-            found.heartbeat_at = None
-            found.moved("failed", found.error["message"])
+            found.heartbeat_at, found.runs = None, 0
+            if not found.terminal:
+                found.error = {"code": jsonrpc.INTERNAL_ERROR, "message": LOST.format(seconds=limit)}
+                found.moved("failed", found.error["message"])
             return True
 
         return self.store.update(record.task_id, lose) or record
@@ -332,11 +294,12 @@ LOST = (
 )
 
 
-def answer(store: TaskStore, task_id: str, responses: dict[str, t.Any]) -> bool:
-    """Keep the answers to outstanding questions of *task_id*; whether it may run again now.
+def answer(store: TaskStore, task_id: str, responses: dict[str, t.Any]) -> TaskRecord | None:
+    """Keep the answers to outstanding questions of *task_id*; the record when it may run again now.
 
     Answers to keys the task is not waiting for are ignored, as the
-    extension asks; the task runs again once none is outstanding.
+    extension asks; the task runs again once none is outstanding, and the
+    run to hand to the runner is already counted in the record returned.
     """
     ready = False
 
@@ -351,11 +314,12 @@ def answer(store: TaskStore, task_id: str, responses: dict[str, t.Any]) -> bool:
         record.input_requests = {k: v for k, v in record.input_requests.items() if k not in given}
         if not record.input_requests:
             record.moved("working")
+            record.runs += 1
             ready = True
         return True
 
-    store.update(task_id, keep)
-    return ready
+    record = store.update(task_id, keep)
+    return record if ready else None
 
 
 def cancel(store: TaskStore, task_id: str) -> TaskRecord | None:
@@ -398,8 +362,21 @@ def end(
         record.result = result
         record.error = error.to_dict() if error is not None else None
         record.input_requests = {}
-        record.heartbeat_at = None
         record.moved(status, message if message is not None else (error.message if error is not None else None))
         return True
 
     store.update(task_id, finish)
+
+
+def ran(store: TaskStore, task_id: str) -> None:
+    """Note that one run of *task_id* returned: once none is left, its tool no longer holds a worker."""
+
+    def returned(record: TaskRecord) -> bool:
+        if record.runs <= 0:
+            return False
+        record.runs -= 1
+        if record.runs == 0:
+            record.heartbeat_at = None
+        return True
+
+    store.update(task_id, returned)

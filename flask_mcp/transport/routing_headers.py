@@ -151,9 +151,10 @@ def tool_header_params(tool: t.Any) -> list[tuple[tuple[str, ...], str, str | No
 
 
 def _check_params(environ: WSGIEnvironment, registry: Registry, params: dict[str, t.Any]) -> None:
-    tool = registry.tools.get(params.get("name"))  # type: ignore[arg-type]
+    name = params.get("name")
+    tool = registry.tools.get(name) if isinstance(name, str) else None
     if tool is None:
-        return  # the core answers for an unknown tool
+        return  # the core answers for an unknown tool (or a name that is not a string)
     arguments = params.get("arguments") or {}
     for path, name, kind in tool_header_params(tool):
         header = f"Mcp-Param-{name}"

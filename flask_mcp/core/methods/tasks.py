@@ -16,8 +16,8 @@ import typing as t
 
 from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
 from ..context import NoAnswer, requests_unavailable
-from ..task_start import declared_extension, missing_extension
-from ..tasks import RELATED_TASK, answer, cancel, end, owner_of
+from ..task_start import declared_extension, missing_extension, session_of
+from ..tasks import OWNERLESS, RELATED_TASK, account_of, answer, cancel, end, owner_of
 from .listing import paged
 
 if t.TYPE_CHECKING:
@@ -46,8 +46,7 @@ def _tasks(call: Call) -> Tasks:
 
 
 def _record(call: Call) -> TaskRecord:
-    session = None if call.state.modern else call.state.session_id
-    return _tasks(call).owned_record(call.params.get("taskId"), call.principal, session)
+    return _tasks(call).owned_record(call.params.get("taskId"), call.principal, session_of(call))
 
 
 # -- the 2026-07-28 extension ------------------------------------------------------------------
@@ -73,8 +72,9 @@ def update_task(call: Call) -> dict[str, t.Any]:
     if not isinstance(responses, dict):
         raise MCPError(INVALID_PARAMS, "Invalid params: 'inputResponses' must be an object")
     tasks = _tasks(call)
-    if answer(tasks.store, record.task_id, responses):
-        tasks.submit(record.task_id)
+    ready = answer(tasks.store, record.task_id, responses)
+    if ready is not None:
+        tasks.submit(ready)
     return {}
 
 
@@ -154,16 +154,25 @@ def _put_questions(call: Call, tasks: Tasks, record: TaskRecord) -> None:
         except MCPError as refused:
             end(tasks.store, record.task_id, "failed", error=refused)
             return
-    if answer(tasks.store, record.task_id, answers):
-        tasks.submit(record.task_id)
+    ready = answer(tasks.store, record.task_id, answers)
+    if ready is not None:
+        tasks.submit(ready)
 
 
 def list_tasks(call: Call) -> dict[str, t.Any]:
-    """The caller's tasks, oldest first, a page at a time."""
+    """The caller's tasks, oldest first, a page at a time; none for a caller without an owner.
+
+    A caller neither authenticated nor in a session shares nothing with the
+    next one that could tell their tasks apart: its tasks are read by their
+    ids alone, and none is listed.
+    """
     tasks = _tasks(call)
-    records = tasks.store.owned(owner_of(call.principal, call.state.session_id))
+    owner = owner_of(call.principal, call.state.session_id)
+    records = []
+    if owner != OWNERLESS:
+        records = tasks.store.owned(account_of(call.principal, call.state.session_id, None), owner)
     now = time.time()
-    listing = [record.handshake_task() for record in records if not record.expired(now)]
+    listing = [record.handshake_task() for record in records if not record.expired(now, tasks.lost_after)]
     return paged(call, "tasks", listing, tasks.page_size)
 
 
