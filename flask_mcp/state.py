@@ -322,7 +322,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         # Cached tools' results: any process answers from what another kept.
         server.result_cache = CacheResultCache(ephemeral, guard)
         # Task records too: every process answers for a task, whichever runs it.
-        server.tasks = build_tasks(app, mcp.blueprint.name, settings, ephemeral, limiter)
+        server.tasks = build_tasks(app, mcp.blueprint.name, settings, ephemeral, limiter, guard)
     return MCPState(
         mcp,
         settings,

@@ -23,6 +23,7 @@ if t.TYPE_CHECKING:
 
     from .config import Settings
     from .policies.ratelimit import Limit, RateLimiter
+    from .stores.quota import StoreGuard
 
 __all__ = ["build_tasks"]
 
@@ -32,8 +33,18 @@ def _admit(limiter: RateLimiter, limit: Limit, account: str) -> None:
     enforce(limiter, f"session:{account}", limit, "new sessions and tasks without a session")
 
 
-def build_tasks(app: Flask, server: str, settings: Settings, cache: t.Any, limiter: RateLimiter | None) -> Tasks:
-    """The tasks of *app*'s MCP server *server*: records in *cache*, budgets counted by *limiter*."""
+def build_tasks(
+    app: Flask,
+    server: str,
+    settings: Settings,
+    cache: t.Any,
+    limiter: RateLimiter | None,
+    guard: StoreGuard | None = None,
+) -> Tasks:
+    """The tasks of *app*'s MCP server *server*: records in *cache*, budgets counted by *limiter*.
+
+    *guard* refuses a new record when the store is at its high water, as for every kind a client makes it keep.
+    """
     runner: TaskRunner
     if settings.task_executor == "celery":
         runner = celery_runner(app, server)
@@ -43,7 +54,11 @@ def build_tasks(app: Flask, server: str, settings: Settings, cache: t.Any, limit
     limit = settings.session_rate_limit
     return Tasks(
         CacheTaskStore(
-            cache, settings.task_max_bytes, lost_after=settings.task_lost_after, heartbeat=settings.task_heartbeat
+            cache,
+            settings.task_max_bytes,
+            lost_after=settings.task_lost_after,
+            heartbeat=settings.task_heartbeat,
+            room=None if guard is None else guard.check_room,
         ),
         runner,
         ttl_ms=settings.task_ttl * 1000,

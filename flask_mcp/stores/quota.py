@@ -128,12 +128,15 @@ class StoreGuard:
         ledger = self._load(self._ledger_key(caller, kind), self.clock())
         return len(ledger), int(sum(entry[0] for entry in ledger.values()))
 
-    def check_room(self) -> None:
-        """Refuse when the store has no room, whoever asks.
+    def check_room(self, size: int = 0) -> None:
+        """Refuse when the store has no room for *size* more bytes, whoever asks.
+
+        For stores that bound their callers themselves (task records) and
+        need only the store's room.
 
         :raises StoreRefused: the store is at its high-water mark.
         """
-        self._check_room("nothing more")
+        self._check_room("nothing more", size)
 
     def _check_quota(self, kind: str, quota: Quota, others: list[list[float]], size: int, now: float) -> None:
         over = None

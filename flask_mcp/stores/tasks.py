@@ -70,6 +70,8 @@ class CacheTaskStore:
     :param lost_after: seconds without a sign of life after which a running tool no longer
         keeps its task (``MCP_TASK_LOST_AFTER``).
     :param heartbeat: seconds between two signs of life (``MCP_TASK_HEARTBEAT``).
+    :param room: asked with a new record's size before it is kept; raises when the store
+        has no room for it (:meth:`StoreGuard.check_room <flask_mcp.stores.quota.StoreGuard.check_room>`).
     :param clock: seconds since the epoch; tests pass their own.
     """
 
@@ -81,8 +83,10 @@ class CacheTaskStore:
         *,
         lost_after: float | None = 30.0,
         heartbeat: float = 5.0,
+        room: t.Callable[[int], None] | None = None,
     ) -> None:
         self.cache = cache
+        self.room = room
         self.max_bytes = max_bytes
         self.clock = clock
         self.lost_after = lost_after
@@ -201,6 +205,7 @@ class CacheTaskStore:
         :raises TaskLimit: the account is at its live cap, or its kept tasks fill its
             bounds and none of them has ended.
         :raises TasksFull: the store keeps as many tasks (or bytes) as *limits* allow.
+        :raises StoreRefused: the store has no room (*room* said so).
         """
         now = self.clock()
         data, until = self._prepare(record, now, new=True)
@@ -222,6 +227,9 @@ class CacheTaskStore:
                     raise self._full_account(limits)
                 entries.remove(ended)
                 self._let_go(str(ended[0]))
+            if self.room is not None:
+                # The store's own room, whatever this account may keep: a full store never evicts another's.
+                self.room(size)
             self._add(record.charge, limits, now)
             self.cache.set(_RECORD + record.task_id, data, timeout=self._timeout(until, now))
             entries.append([record.task_id, size, until, False])

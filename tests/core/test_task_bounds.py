@@ -208,6 +208,29 @@ def test_the_store_refuses_new_tasks_when_full(make: t.Callable[..., Flask], mak
     assert late.last_response is not None and late.last_response.status_code == 503
 
 
+def test_a_store_at_its_high_water_refuses_new_tasks_and_evicts_nobody(
+    make: t.Callable[..., Flask], make_client: t.Any
+) -> None:
+    """Callers each within their task bounds fill the store: past its high water, 429 for all, no record lost."""
+    app = make(MCP_SESSION_RATE_LIMIT=None, MCP_EPHEMERAL_CACHE_THRESHOLD=100)
+    kept: list[tuple[MCPTestClient, str]] = []
+    error: dict[str, t.Any] | None = None
+    for n in range(100):
+        client = caller(make_client, app, "modern", f"10.0.1.{n}")
+        body = client.envelope("tools/call", {"name": "quick", "arguments": {}})
+        response = client.last_response
+        assert response is not None
+        if "error" in body:
+            error = body["error"]
+            assert response.status_code == 429 and int(response.headers["Retry-After"]) >= 1
+            break
+        kept.append((client, body["result"]["taskId"]))
+    assert error is not None and kept, "the store never filled"
+    assert error["code"] == -31429 and "short-lived store is full" in error["message"]
+    for client, task_id in kept:  # every task accepted before the refusal is still there
+        assert client.wait_for_task(task_id)["status"] == "completed"
+
+
 # -- a ttl does not free a worker ---------------------------------------------------------------------
 
 
