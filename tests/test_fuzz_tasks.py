@@ -125,10 +125,8 @@ def test_tasks_never_fail_and_never_answer_with_another_callers_data(
     client = caller.client
     headers = client.headers()
     if client.modern:
-        # The client's own header building needs a tool name it can look up: the Mcp-Method is set after.
-        named = method != "tools/call" or isinstance(params.get("name"), str)
-        params, extra = client.modern_request(method if named else "tasks/list", params)
-        headers.update(extra, **{"Mcp-Method": method})
+        params, extra = client.modern_request(method, params)
+        headers.update(extra)
     message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     response = client.http.post(client.path, json=message, headers={**headers, "Accept": ACCEPT})
     body = response.get_data()
