@@ -32,6 +32,7 @@ HOSTILE = {
     "x\ry": "control character",
     "x\x7fy": "control character",
     "x\u0085y": "control character",
+    "": "does not lead back",
 }
 
 
