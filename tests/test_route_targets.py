@@ -211,3 +211,29 @@ def test_behind_proxy_fix_the_route_sees_the_address_the_app_sees_and_no_forged_
     seen = client.call_tool("whoami")["structuredContent"]
     # ProxyFix trusts one hop: the address the proxy saw, not the one the caller wrote first.
     assert seen["addr"] == "192.0.2.1" and seen["route"] == ["192.0.2.1"]
+
+
+def test_a_per_address_limit_counts_each_caller_apart(make_client: t.Any) -> None:
+    """What Flask-Limiter's ``get_remote_address`` does: one budget per address, not one for every MCP caller."""
+    mcp = MCP(name="limited")
+    app = Flask("limited")
+    app.config.update(TESTING=True)
+    used: dict[str | None, int] = {}
+
+    @app.get("/quote")
+    def quote() -> t.Any:
+        """One quote per address."""
+        used[request.remote_addr] = used.get(request.remote_addr, 0) + 1
+        if used[request.remote_addr] > 1:
+            return {"message": "too many requests"}, 429
+        return {"quote": "carpe diem"}
+
+    mcp.init_app(app)
+    expose_routes(mcp, app, ["quote"])
+    results = []
+    for address in ("198.51.100.1", "198.51.100.2", "198.51.100.1"):
+        client = make_client(app, era="modern")
+        client.http.environ_base["REMOTE_ADDR"] = address
+        results.append(client.call_tool("quote").get("isError", False))
+    assert results == [False, False, True]
+    assert used == {"198.51.100.1": 2, "198.51.100.2": 1}
