@@ -211,7 +211,8 @@ def expose_routes(
     schemas, names, descriptions = schemas or {}, names or {}, descriptions or {}
     # Every MCP server's own routes (endpoint, REST, metadata), by the blueprint they were registered under.
     own = set(servers_of(app).by_blueprint) | {mcp.blueprint.name}
-    registered: list[str] = []
+    # Every tool is checked before any is registered: a refusal leaves the server as it was.
+    tools: list[tuple[dict[str, t.Any], t.Callable[..., t.Any]]] = []
     for rule in app.url_map.iter_rules():
         endpoint = rule.endpoint
         if endpoint == "static" or endpoint.rpartition(".")[0] in own:
@@ -248,12 +249,13 @@ def expose_routes(
             }
             if tool_options.get("cache") is not None and tool_options.get("cache_scope") == "public":
                 raise ValueError(public_refused(f"route tool {name!r}"))
-            mcp.tool(**tool_options)(_route_call(rule, method, arguments))
-            registered.append(name)
-    if not registered:
+            tools.append((tool_options, _route_call(rule, method, arguments)))
+    if not tools:
         wanted = [*patterns, *rule_patterns] + (["views marked with route_tool"] if marked else [])
         raise ValueError(f"no route of the app matches {', '.join(wanted)}")
-    return registered
+    for tool_options, call in tools:
+        mcp.tool(**tool_options)(call)
+    return [tool_options["name"] for tool_options, _ in tools]
 
 
 #: The functions that call a route (a tool's own, or the one found for a view that is a tool).

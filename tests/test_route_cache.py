@@ -140,6 +140,10 @@ def test_public_results_of_an_exposed_route_are_refused_with_the_reason() -> Non
     mcp = MCP(name="marked")
     app = Flask("marked")
 
+    @app.get("/other")  # routed first: it would be registered before the refusal
+    def other() -> dict[str, str]:
+        return {"other": "yes"}
+
     @app.get("/shared")
     @route_tool(cache=60, cache_scope="public", annotations=READ_ONLY)
     def shared() -> dict[str, str]:
@@ -147,7 +151,8 @@ def test_public_results_of_an_exposed_route_are_refused_with_the_reason() -> Non
 
     mcp.init_app(app)
     with pytest.raises(ValueError, match='cache_scope="public" cannot be honoured'):
-        expose_routes(mcp, app, marked=True)
+        expose_routes(mcp, app, ["other"], marked=True)
+    assert dict(mcp.tools) == {}  # refused as a whole: not even the other route became a tool
 
 
 def test_public_results_of_a_stacked_route_are_refused_when_it_is_found(make_client: t.Any) -> None:
