@@ -6,9 +6,14 @@ converters, the query string or JSON body from the other arguments) and has
 the app handle it in a request context of its own: its ``before_request``
 hooks, its decorators and auth, its error handlers all run as for any HTTP
 client, and the route keeps working for them unchanged. The MCP caller's
-``Authorization`` and ``Cookie`` headers go with it, nothing else of the MCP
-request. A 2xx answer is the tool's result (parsed JSON, or text); any other
-status is an error result carrying the view's message.
+``Authorization`` and ``Cookie`` headers and its address go with it, nothing
+else of the MCP request. A 2xx answer is the tool's result (parsed JSON, or
+text); any other status is an error result carrying the view's message.
+
+A tool runs the one rule it was made from and nothing else: the URL is built
+from that rule, and a value that would make it another route's URL (a ``/``
+in a one-segment variable, ``..``, ``?``...) is refused before anything runs
+(:mod:`flask_mcp.route_dispatch`).
 
 How arguments map (one ``inputSchema``, no name used twice):
 
@@ -33,15 +38,14 @@ import fnmatch
 import json
 import typing as t
 import weakref
-from urllib.parse import urlencode
 
 import marshmallow as ma
-from flask import Flask, current_app, has_app_context, has_request_context, request
-from werkzeug.test import EnvironBuilder
+from flask import Flask, current_app, has_app_context
 
+from .core.result_cache import public_refused
 from .globals import servers_of
-from .protocol.errors import ToolError
 from .route_declarations import Declared, RouteOutput, declared_arguments, declared_response
+from .route_dispatch import BODY_METHODS, dispatch, forwarded_digest
 from .schemas.json_schema import schema_to_json_schema
 
 if t.TYPE_CHECKING:
@@ -50,24 +54,18 @@ if t.TYPE_CHECKING:
     from .extension import MCP
 
 __all__ = [
-    "BODY_METHODS",
     "ROUTE_TOOL_ATTRIBUTE",
-    "FORWARDED_HEADERS",
     "RouteArguments",
     "ViewRoute",
-    "dispatch",
     "expose_routes",
     "route_arguments",
+    "route_caller_digest",
     "route_for",
     "route_of",
     "route_tool",
 ]
 
 V = t.TypeVar("V", bound=t.Callable[..., t.Any])
-#: Methods whose arguments travel as a JSON body; the others' as the query string.
-BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
-#: Request headers of the MCP caller handed on to the route: its credentials.
-FORWARDED_HEADERS = ("Authorization", "Cookie")
 #: URL converters and the JSON Schema of their values.
 _CONVERTER_TYPES: dict[str, dict[str, t.Any]] = {
     "IntegerConverter": {"type": "integer"},
@@ -203,14 +201,18 @@ def expose_routes(
     :param options: further :meth:`~flask_mcp.MCP.tool` options for every tool
         (``permissions``, ``annotations``...).
     :returns: the names of the tools registered.
-    :raises ValueError: nothing matches, or a route declares a name twice.
+    :raises ValueError: nothing matches, a route declares a name twice, or a
+        tool would keep results for every caller (``cache=`` with
+        ``cache_scope="public"``): the route is handed each caller's
+        credentials, so its answers may differ by caller.
     """
     rule_patterns, excluded = tuple(rules), tuple(exclude)
     patterns = tuple(endpoints) if endpoints is not None else (() if rule_patterns or marked else ("*",))
     schemas, names, descriptions = schemas or {}, names or {}, descriptions or {}
     # Every MCP server's own routes (endpoint, REST, metadata), by the blueprint they were registered under.
     own = set(servers_of(app).by_blueprint) | {mcp.blueprint.name}
-    registered: list[str] = []
+    # Every tool is checked before any is registered: a refusal leaves the server as it was.
+    tools: list[tuple[dict[str, t.Any], t.Callable[..., t.Any]]] = []
     for rule in app.url_map.iter_rules():
         endpoint = rule.endpoint
         if endpoint == "static" or endpoint.rpartition(".")[0] in own:
@@ -245,15 +247,37 @@ def expose_routes(
                 **options,
                 **{key: value for key, value in mark.items() if key not in ("name", "description")},
             }
-            mcp.tool(**tool_options)(_route_call(endpoint, method, arguments))
-            registered.append(name)
-    if not registered:
+            if tool_options.get("cache") is not None and tool_options.get("cache_scope") == "public":
+                raise ValueError(public_refused(f"route tool {name!r}"))
+            tools.append((tool_options, _route_call(rule, method, arguments)))
+    if not tools:
         wanted = [*patterns, *rule_patterns] + (["views marked with route_tool"] if marked else [])
         raise ValueError(f"no route of the app matches {', '.join(wanted)}")
-    return registered
+    for tool_options, call in tools:
+        mcp.tool(**tool_options)(call)
+    return [tool_options["name"] for tool_options, _ in tools]
 
 
-def _route_call(endpoint: str, method: str, arguments: RouteArguments) -> t.Callable[..., t.Any]:
+#: The functions that call a route (a tool's own, or the one found for a view that is a tool).
+_route_calls: weakref.WeakSet[t.Callable[..., t.Any]] = weakref.WeakSet()
+
+
+def route_caller_digest(func: t.Callable[..., t.Any]) -> str | None:
+    """For a function that calls a route: a digest of what the current request hands the route; else ``None``.
+
+    The protocol core keys cached results by it (``Server.caller_digest``,
+    :mod:`flask_mcp.core.result_cache`): a route's answer may depend on the
+    caller's credentials and address, which the tool's arguments do not hold
+    (:func:`~flask_mcp.route_dispatch.forwarded_digest`).
+    """
+    if func not in _route_calls or not has_app_context():
+        return None
+    return forwarded_digest(current_app._get_current_object())  # type: ignore[attr-defined]
+
+
+def _route_call(rule: Rule, method: str, arguments: RouteArguments) -> t.Callable[..., t.Any]:
+    endpoint = rule.endpoint
+
     def call_route(**values: t.Any) -> t.Any:
         path = {name: values[name] for name in arguments.path if name in values}
         query: list[tuple[str, str]] = []
@@ -267,18 +291,21 @@ def _route_call(endpoint: str, method: str, arguments: RouteArguments) -> t.Call
         else:
             body = {name: values[name] for name in arguments.body if name in values} if arguments.body else None
         app = current_app._get_current_object()  # type: ignore[attr-defined]
-        return dispatch(app, endpoint, method, path, query, body)
+        return dispatch(app, rule, method, path, query, body)
 
     call_route.__name__ = f"call_{endpoint.replace('.', '_')}_{method.lower()}"
+    _route_calls.add(call_route)
     return call_route
 
 
 class ViewRoute(t.NamedTuple):
-    """The route a function serves as a view: its endpoint, URL variables and the method a tool call uses."""
+    """The route a function serves as a view: its endpoint, URL variables, the method a tool call uses, its rule."""
 
     endpoint: str
     variables: frozenset[str]
     method: str
+    #: The URL rule a tool call is built from and must lead back to.
+    rule: Rule
 
 
 #: Per app: how many URL rules the table was built for, and function -> route.
@@ -304,7 +331,7 @@ def route_of(app: Flask, func: t.Callable[..., t.Any]) -> ViewRoute | None:
             served = (rule.methods or {"GET"}) - {"HEAD", "OPTIONS"}
             if view is None or not served:
                 continue
-            route = ViewRoute(rule.endpoint, frozenset(rule.arguments), "GET" if "GET" in served else min(served))
+            route = ViewRoute(rule.endpoint, frozenset(rule.arguments), "GET" if "GET" in served else min(served), rule)
             # The view and each function its decorators wrapped (functools.wraps' __wrapped__).
             while view is not None and view not in table:
                 table[view] = route
@@ -332,10 +359,11 @@ def route_for(func: t.Callable[..., t.Any]) -> t.Callable[..., t.Any] | None:
         rest = {name: value for name, value in arguments.items() if name not in route.variables}
         if route.method in BODY_METHODS:
             body = json.loads(json.dumps(rest, default=str)) if rest else None
-            return dispatch(app, route.endpoint, route.method, path, (), body)
+            return dispatch(app, route.rule, route.method, path, (), body)
         query = [pair for name, value in rest.items() if value is not None for pair in _query_pairs(name, value)]
-        return dispatch(app, route.endpoint, route.method, path, query)
+        return dispatch(app, route.rule, route.method, path, query)
 
+    _route_calls.add(call_route)
     return call_route
 
 
@@ -343,58 +371,3 @@ def _query_pairs(name: str, value: t.Any) -> list[tuple[str, str]]:
     # Lists repeat the parameter (webargs' and werkzeug's reading); JSON spells booleans.
     values = value if isinstance(value, list) else [value]
     return [(name, json.dumps(item) if isinstance(item, bool) else str(item)) for item in values]
-
-
-def dispatch(
-    app: Flask,
-    endpoint: str,
-    method: str,
-    path_values: t.Mapping[str, t.Any],
-    query: t.Sequence[tuple[str, str]] = (),
-    body: t.Any = None,
-) -> t.Any:
-    """Have *app* handle the request for *endpoint* in a context of its own; the 2xx answer's value.
-
-    :raises ~flask_mcp.ToolError: any other status, with the view's message.
-    """
-    outer = has_request_context()
-    path = app.url_map.bind("localhost").build(endpoint, dict(path_values), method=method)
-    headers = [(name, request.headers[name]) for name in FORWARDED_HEADERS if outer and name in request.headers]
-    builder = EnvironBuilder(
-        path=path,
-        base_url=request.host_url.rstrip("/") + request.script_root if outer else None,
-        method=method,
-        query_string=urlencode(list(query)),
-        headers=headers,
-        json=body if method in BODY_METHODS and body is not None else None,
-    )
-    try:
-        environ = builder.get_environ()
-    finally:
-        builder.close()
-    # A fresh app context too: the route sees its own ``g``, not the MCP request's.
-    with app.app_context(), app.request_context(environ):
-        response = app.full_dispatch_request()
-    payload = _payload(response.get_data(as_text=True), response.mimetype or "")
-    if 200 <= response.status_code < 300:
-        return payload
-    raise ToolError(f"{method} {path} answered {response.status}: {_message(payload)}")
-
-
-def _payload(text: str, mimetype: str) -> t.Any:
-    if mimetype == "application/json" or mimetype.endswith("+json"):
-        try:
-            return json.loads(text) if text else None
-        except ValueError:
-            return text
-    return text
-
-
-def _message(payload: t.Any) -> str:
-    # What APIs put their message under: flask-smorest's and APIFlask's "message", Flask-JWT-Extended's "msg".
-    if isinstance(payload, dict):
-        for key in ("message", "msg", "error", "description", "detail"):
-            if isinstance(payload.get(key), str):
-                return t.cast(str, payload[key])
-        return json.dumps(payload)
-    return str(payload).strip()[:500] or "no body"

@@ -29,7 +29,7 @@ from .core.server import Server
 from .policies.ratelimit import CacheRateLimiter, counter_cache
 from .protocol.errors import NotFoundError, ToolError
 from .results.spill import CacheResultStore
-from .routes import route_for
+from .routes import route_caller_digest, route_for
 from .stores.admission import SessionAdmission
 from .stores.capacity import capacity_of, is_process_local, threshold_capacity_of
 from .stores.context_state import CacheStateStore
@@ -321,6 +321,8 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         )
         # Cached tools' results: any process answers from what another kept.
         server.result_cache = CacheResultCache(ephemeral, guard)
+        # A route's answer depends on the credentials it is handed: they are part of the key.
+        server.caller_digest = route_caller_digest
         # Task records too: every process answers for a task, whichever runs it.
         server.tasks = build_tasks(app, mcp.blueprint.name, settings, ephemeral, limiter, guard)
     return MCPState(

@@ -30,7 +30,7 @@ from ..results.output import OutputMismatch
 from ..results.spill import spill_token
 from .client import Call, ClientState
 from .hooks import resource_read, tool_called
-from .result_cache import cached_value
+from .result_cache import cached_value, watching_questions
 
 if t.TYPE_CHECKING:
     from ..components.model import Tool
@@ -118,7 +118,7 @@ def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any], func: t.Callable[
     """
     server = call.server
     if tool.result_ttl is not None:
-        kept = cached_value(call, tool)
+        kept = cached_value(call, tool, func)
         if kept is not None:
             return kept  # the same arguments answered before: the tool does not run
 
@@ -135,6 +135,9 @@ def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any], func: t.Callable[
 
     try:
         timeout = tool.resolved.timeout
+        if call.cache_outcome == "miss":
+            with watching_questions(call):  # a question asked while it runs keeps the result from being kept
+                return with_timeout(timeout, run) if timeout is not None else run()
         return with_timeout(timeout, run) if timeout is not None else run()
     except Exception as exc:
         if not is_expected(exc):
@@ -284,6 +287,8 @@ def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], princ
         raise DirectCallFailed(_POLICY_REASONS[exc.code], exc.message, exc.data) from None
     except NotFoundError as exc:
         raise DirectCallFailed("not_found", str(exc)) from None
+    except ma.ValidationError as exc:  # a value the tool found invalid itself (a route's URL variable)
+        raise DirectCallFailed("invalid_arguments", describe_validation_error(exc)) from None
     except server.unavailable:
         raise  # the store is down: the adapter answers 503
     except Exception as exc:

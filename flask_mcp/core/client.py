@@ -94,7 +94,8 @@ class Call:
     component: t.Any = None
     #: ``"hit"`` or ``"miss"`` for a call of a tool whose results are cached (:mod:`flask_mcp.core.result_cache`).
     cache_outcome: str | None = None
-    #: ``(arguments digest, caller)`` of a call that missed the cache, to keep its result under.
+    #: ``(arguments digest, caller)`` of a call that missed the cache, to keep its result under;
+    #: cleared when the run asks the client something the key cannot hold (:mod:`flask_mcp.core.result_cache`).
     cache_key: tuple[str, str] | None = None
 
     @property

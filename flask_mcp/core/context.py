@@ -38,6 +38,7 @@ from ..protocol.versions import LOG_LEVELS
 from ..schemas.hints import InjectedParameter
 from .context_state import ContextState, StateStore, StateUnavailable, state_store_of, use_state_store
 from .input_requests import Elicit, ElicitResult, InputRequest, ListRoots, Sample, SampleOptions
+from .result_cache import asked_client
 
 if t.TYPE_CHECKING:
     from ..policies.principal import Principal
@@ -318,6 +319,7 @@ class Context(InjectedParameter):
                 else f"the {request.kind!r} capability"
             )
             raise MCPError(CAPABILITY_MISSING, f"the client did not declare {needed}")
+        asked_client()  # the answer comes while the call runs: a cached tool's result cannot be keyed by it
         return t.cast("Channel", self._channel).request(request.method, request.params, self._timeout)
 
     def sample(

@@ -186,6 +186,9 @@ class Server:
         self.tasks: Tasks | None = None
         #: Where cached tools' results are kept (:mod:`flask_mcp.core.result_cache`); ``None``: nothing is cached.
         self.result_cache: ResultCache | None = None
+        #: For a function handed part of the caller's request besides its arguments (a route gets its
+        #: credentials): a digest of that part, which cached results are keyed by; ``None`` for other functions.
+        self.caller_digest: t.Callable[[t.Callable[..., t.Any]], str | None] | None = None
         #: The Agent Skills served, by name (:mod:`flask_mcp.components.skills`); their files are resources.
         self.skills: dict[str, Skill] = {}
 
