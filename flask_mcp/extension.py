@@ -210,6 +210,7 @@ class MCP(RuntimeChanges, HookDecorators):
             settings.include_tags if self.include_tags is None else self.include_tags,
             settings.exclude_tags if self.exclude_tags is None else self.exclude_tags,
         )
+        self.skill_watch.bound(settings.skill_file_max_bytes)
         folder = skills_folder_of(app.root_path, settings.skills_folder)
         if folder is not None and folder.resolve() not in self._skills_folders:
             self._skills_folders.add(folder.resolve())
