@@ -12,7 +12,7 @@ from flask_caching import Cache
 from werkzeug.exceptions import HTTPException
 
 from . import caches, servers
-from .apps import link_view, register_view
+from .apps import as_app, link_view, register_view
 from .auth import AuthBackend
 from .cli import mcp_group
 from .components.build import (
@@ -262,7 +262,8 @@ class MCP(RuntimeChanges, HookDecorators):
         """
 
         def register(f: F) -> F:
-            view = options.get("app")
+            given = options.get("app")
+            view = as_app(given) if given is not None else None  # a bad view is refused before the tool is added
             rest = t.cast("ToolOptions", {key: value for key, value in options.items() if key != "app"})
             tool = build_tool(f, **rest)
             if view is not None:
