@@ -23,8 +23,9 @@ import re
 import typing as t
 from pathlib import Path
 
+from . import skill_frontmatter
 from .skill_files import DEFAULT_MAX_FILE_BYTES, FolderId, digest_file, folder_id, read_file
-from .skill_frontmatter import SKILL_FILE, SkillError, parse_frontmatter
+from .skill_frontmatter import SkillError, parse_frontmatter
 
 __all__ = [
     "SKILL_FILE",
@@ -38,6 +39,8 @@ __all__ = [
 
 logger = logging.getLogger("flask_mcp")
 
+#: The file that makes a folder a skill.
+SKILL_FILE = skill_frontmatter.SKILL_FILE
 #: Agent Skills names: lowercase letters, digits and single hyphens, at most 64 characters.
 _NAME = re.compile(r"^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")
 
