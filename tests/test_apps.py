@@ -227,8 +227,12 @@ def test_a_view_is_left_out_with_its_tool_by_tags(tmp_path: Path, make_client: t
 
 
 @pytest.mark.parametrize("era", ["modern", "handshake"])
-def test_a_view_follows_its_tool_disabled_enabled_and_removed(tmp_path: Path, make_client: t.Any, era: str) -> None:
+def test_a_view_follows_its_tool_disabled_enabled_and_removed(
+    tmp_path: Path, make_client: t.Any, era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mcp = MCP(name="switched")
+    announced: list[str] = []
+    monkeypatch.setattr(mcp, "_broadcast", lambda method, params: announced.append(method))
 
     @mcp.tool(app="view.html")
     def report() -> str:
@@ -242,6 +246,8 @@ def test_a_view_follows_its_tool_disabled_enabled_and_removed(tmp_path: Path, ma
     with app.app_context():
         mcp.disable("report")
     assert _listed_and_readable(client, "ui://report/view") == (False, False)
+    # Clients are told both listings changed.
+    assert announced == ["notifications/tools/list_changed", "notifications/resources/list_changed"]
     with app.app_context():
         mcp.enable("report")
     assert _listed_and_readable(client, "ui://report/view") == (True, True)
