@@ -173,6 +173,7 @@ class Settings:
     task_max_bytes: int = 1024 * 1024
     task_executor: str = "thread"
     skills_folder: str | None = None
+    skill_file_max_bytes: int = 4 * 1024 * 1024
     task_heartbeat: float = 5.0
     task_lost_after: float | None = 30.0
     task_max_kept_per_caller: int | None = 200
@@ -270,6 +271,7 @@ class Settings:
             task_max_bytes=positive(config, "MCP_TASK_MAX_BYTES"),
             task_executor=_executor(config["MCP_TASK_EXECUTOR"]),
             skills_folder=config["MCP_SKILLS_FOLDER"] or None,
+            skill_file_max_bytes=positive(config, "MCP_SKILL_FILE_MAX_BYTES"),
             task_heartbeat=float(positive_number(config, "MCP_TASK_HEARTBEAT")),
             task_lost_after=optional_number(config, "MCP_TASK_LOST_AFTER"),
             task_max_kept_per_caller=optional_positive(config, "MCP_TASK_MAX_KEPT_PER_CALLER"),

@@ -189,6 +189,8 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_TASK_MAX_BYTES": 1024 * 1024,
     # The folder of Agent Skills to serve (one subfolder per skill); None: <app root>/skills, if any.
     "MCP_SKILLS_FOLDER": None,
+    # The largest skill file served, in bytes: a larger one is neither listed nor read (the log says so).
+    "MCP_SKILL_FILE_MAX_BYTES": 4 * 1024 * 1024,
     # What runs tasks: "thread" (a pool in each process) or "celery" (the app's Celery workers).
     "MCP_TASK_EXECUTOR": "thread",
     # Seconds between two signs of life of a running task.

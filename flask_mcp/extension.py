@@ -12,7 +12,7 @@ from flask_caching import Cache
 from werkzeug.exceptions import HTTPException
 
 from . import caches, servers
-from .apps import link_view, register_view
+from .apps import as_app, link_view, register_view
 from .auth import AuthBackend
 from .cli import mcp_group
 from .components.build import (
@@ -210,6 +210,7 @@ class MCP(RuntimeChanges, HookDecorators):
             settings.include_tags if self.include_tags is None else self.include_tags,
             settings.exclude_tags if self.exclude_tags is None else self.exclude_tags,
         )
+        self.skill_watch.bound(settings.skill_file_max_bytes)
         folder = skills_folder_of(app.root_path, settings.skills_folder)
         if folder is not None and folder.resolve() not in self._skills_folders:
             self._skills_folders.add(folder.resolve())
@@ -261,7 +262,8 @@ class MCP(RuntimeChanges, HookDecorators):
         """
 
         def register(f: F) -> F:
-            view = options.get("app")
+            given = options.get("app")
+            view = as_app(given) if given is not None else None  # a bad view is refused before the tool is added
             rest = t.cast("ToolOptions", {key: value for key, value in options.items() if key != "app"})
             tool = build_tool(f, **rest)
             if view is not None:

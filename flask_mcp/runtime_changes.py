@@ -169,6 +169,12 @@ class RuntimeChanges:
 
     def _announce(self, kind: Kind) -> None:
         self._broadcast(_LIST_CHANGED[kind], {})
+        if kind == "tools" and any(
+            getattr(resource, "follows_tool", None) is not None
+            for resource in self.registry.registered("resources").values()
+        ):
+            # A tool's view (an MCP App) comes and goes with the tool: the resources listed changed too.
+            self._broadcast(_LIST_CHANGED["resources"], {})
 
     def _broadcast(self, method: str, params: dict[str, t.Any]) -> None:
         state = state_for(current_app, self)

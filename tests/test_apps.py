@@ -128,3 +128,136 @@ def test_a_browser_host_shows_the_tools_result_in_its_view(browser: t.Any, tmp_p
     assert browser.find_element(By.ID, "title").text == "Sales 2026"
     browser.switch_to.default_content()
     assert browser.execute_script("return window.hostLog") == ["ui/initialize", "ui/notifications/initialized"]
+
+
+def _view_app(tmp_path: Path, mcp: MCP, **config: t.Any) -> Flask:
+    (tmp_path / "templates").mkdir(exist_ok=True)
+    (tmp_path / "templates" / "view.html").write_text("<!DOCTYPE html><p>{{ tool }}</p>")
+    app = Flask("views", root_path=str(tmp_path))
+    app.config.update(TESTING=True, **config)
+    mcp.init_app(app)
+    return app
+
+
+def test_a_csp_origin_given_as_a_string_is_one_origin(tmp_path: Path, make_client: t.Any) -> None:
+    mcp = MCP(name="one-origin")
+
+    @mcp.tool(app=App("view.html", csp={"connectDomains": "https://*.example.com"}))
+    def show() -> str:
+        return "shown"
+
+    (view,) = make_client(_view_app(tmp_path, mcp), era="modern").read_resource("ui://show/view")
+    assert view["_meta"]["ui"]["csp"] == {"connectDomains": ["https://*.example.com"]}
+
+
+@pytest.mark.parametrize(
+    "csp",
+    [
+        {"connectDomains": ["*"]},
+        {"connectDomains": ["https://*"]},
+        {"resourceDomains": ["data:"]},
+        {"resourceDomains": ["javascript:alert(1)"]},
+        {"frameDomains": ["https:"]},
+        {"connectDomains": ["'unsafe-eval'"]},
+        {"connectDomains": ["https://a.example.com; script-src *"]},
+        {"connectDomains": ["https://a.example.com https://b.example.com"]},
+        {"connectDomains": ["https://*.com"]},
+        {"connectDomains": ["ftp://files.example.com"]},
+        {"connectDomains": [""]},
+        {"connectDomains": [42]},
+        {"connectDomains": 42},
+        {"connectDomains": {"https://a.example.com": True}},
+        ["connectDomains"],
+        "https://a.example.com",
+    ],
+)
+def test_a_csp_that_opens_the_view_is_refused_at_registration(csp: t.Any) -> None:
+    mcp = MCP(name="refused")
+    with pytest.raises((ValueError, TypeError), match="App csp"):
+
+        @mcp.tool(app=App("view.html", csp=csp))
+        def show() -> str:
+            return "shown"
+
+    assert "show" not in mcp.tools
+
+
+def test_a_wide_source_is_served_when_allowed_deliberately(tmp_path: Path, make_client: t.Any) -> None:
+    mcp = MCP(name="deliberate")
+    csp = {"resourceDomains": ["https://cdn.example.com", "data:"]}
+
+    @mcp.tool(app=App("view.html", csp=csp, allow_unsafe_sources=["data:"]))
+    def show() -> str:
+        return "shown"
+
+    (view,) = make_client(_view_app(tmp_path, mcp), era="modern").read_resource("ui://show/view")
+    assert view["_meta"]["ui"]["csp"] == csp
+    with pytest.raises(TypeError, match="allow_unsafe_sources"):
+        App("view.html", allow_unsafe_sources="data:")
+    with pytest.raises(TypeError, match="prefers_border"):
+        App("view.html", prefers_border="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="app= takes"):
+        mcp.tool(app=42)(lambda: "x")  # type: ignore[arg-type]
+
+
+def _listed_and_readable(client: t.Any, uri: str) -> tuple[bool, bool]:
+    listed = uri in {resource["uri"] for resource in client.list_resources()}
+    read = client.envelope("resources/read", {"uri": uri})
+    return listed, "result" in read
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_a_view_is_left_out_with_its_tool_by_tags(tmp_path: Path, make_client: t.Any, era: str) -> None:
+    mcp = MCP(name="tags")
+
+    @mcp.tool(app="view.html", tags=["internal"])
+    def hidden() -> str:
+        return "hidden"
+
+    @mcp.tool(app="view.html", tags=["public"])
+    def shown() -> str:
+        return "shown"
+
+    client = make_client(_view_app(tmp_path, mcp, MCP_INCLUDE_TAGS=["public"]), era=era)
+    if era == "handshake":
+        client.initialize()
+    assert [tool["name"] for tool in client.list_tools()] == ["shown"]
+    assert _listed_and_readable(client, "ui://hidden/view") == (False, False)
+    assert _listed_and_readable(client, "ui://shown/view") == (True, True)  # it has its tool's tags
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_a_view_follows_its_tool_disabled_enabled_and_removed(
+    tmp_path: Path, make_client: t.Any, era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mcp = MCP(name="switched")
+    announced: list[str] = []
+    monkeypatch.setattr(mcp, "_broadcast", lambda method, params: announced.append(method))
+
+    @mcp.tool(app="view.html")
+    def report() -> str:
+        return "report"
+
+    app = _view_app(tmp_path, mcp)
+    client = make_client(app, era=era)
+    if era == "handshake":
+        client.initialize()
+    assert _listed_and_readable(client, "ui://report/view") == (True, True)
+    with app.app_context():
+        mcp.disable("report")
+    assert _listed_and_readable(client, "ui://report/view") == (False, False)
+    # Clients are told both listings changed.
+    assert announced == ["notifications/tools/list_changed", "notifications/resources/list_changed"]
+    with app.app_context():
+        mcp.enable("report")
+    assert _listed_and_readable(client, "ui://report/view") == (True, True)
+    with app.app_context():
+        mcp.remove_tool("report")
+    assert _listed_and_readable(client, "ui://report/view") == (False, False)
+    assert "ui://report/view" not in mcp.registry.registered("resources")
+
+    @mcp.tool(app="view.html")  # registered again, view and all
+    def report() -> str:  # noqa: F811
+        return "report again"
+
+    assert _listed_and_readable(client, "ui://report/view") == (True, True)

@@ -128,3 +128,63 @@ def test_a_server_can_be_served_alone_and_mounted(make_app: t.Any, make_client: 
     together = make_client(make_app(main, MCP_AUTH_TOKENS=tokens), era="modern", token="clerk")
     assert alone.call_tool("invoice", {"amount": 1})["content"][0]["text"] == "invoiced 1"
     assert together.call_tool("billing_invoice", {"amount": 1})["content"][0]["text"] == "invoiced 1"
+
+
+def _app_with_view(tmp_path: t.Any, server: MCP, **config: t.Any) -> t.Any:
+    from flask import Flask
+
+    (tmp_path / "templates").mkdir(exist_ok=True)
+    (tmp_path / "templates" / "chart.html").write_text("<!DOCTYPE html><p>{{ tool }}</p>")
+    app = Flask("mounted_views", root_path=str(tmp_path))
+    app.config.update(TESTING=True, **config)
+    server.init_app(app)
+    return app
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_a_mounted_tools_view_link_names_the_view_as_mounted(tmp_path: t.Any, make_client: t.Any, era: str) -> None:
+    charts = MCP(name="charts")
+
+    @charts.tool(app="chart.html")
+    def plot() -> str:
+        return "plotted"
+
+    main = MCP(name="main")
+    main.mount(charts, prefix="charts")
+    app = _app_with_view(tmp_path, main)
+    client = make_client(app, era=era)
+    if era == "handshake":
+        client.initialize()
+    (tool,) = client.list_tools()
+    assert tool["name"] == "charts_plot"
+    advertised = tool["_meta"]["ui"]["resourceUri"]
+    assert advertised == tool["_meta"]["ui/resourceUri"] == "ui://charts/plot/view"
+    (view,) = client.read_resource(advertised)  # the view is served where the link says
+    assert view["text"] == "<!DOCTYPE html><p>plot</p>"
+    assert advertised in {resource["uri"] for resource in client.list_resources()}
+    # The mounted view follows the mounted tool.
+    with app.app_context():
+        main.disable("charts_plot")
+    assert advertised not in {resource["uri"] for resource in client.list_resources()}
+    assert "result" not in client.envelope("resources/read", {"uri": advertised})
+    with app.app_context():
+        main.enable("charts_plot")
+    assert client.read_resource(advertised)
+
+
+def test_a_nested_mount_renames_the_link_at_every_level(tmp_path: t.Any, make_client: t.Any) -> None:
+    charts = MCP(name="charts")
+
+    @charts.tool(app="chart.html")
+    def plot() -> str:
+        return "plotted"
+
+    middle = MCP(name="middle")
+    middle.mount(charts, prefix="charts")
+    top = MCP(name="top")
+    top.mount(middle, prefix="middle")
+    client = make_client(_app_with_view(tmp_path, top), era="modern")
+    (tool,) = client.list_tools()
+    assert tool["name"] == "middle_charts_plot"
+    (view,) = client.read_resource(tool["_meta"]["ui"]["resourceUri"])
+    assert view["text"] == "<!DOCTYPE html><p>plot</p>"

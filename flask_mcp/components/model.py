@@ -250,6 +250,8 @@ class Resource:
     meta: dict[str, t.Any] | None = None
     #: ``_meta`` of each content item ``resources/read`` answers with (an MCP App view's ``ui`` members).
     content_meta: dict[str, t.Any] | None = None
+    #: The tool whose view this is (an MCP App): served only while that tool is, removed with it.
+    follows_tool: str | None = None
     output_schema: ma.Schema | None = None
     #: The parameter that receives a :class:`~flask_mcp.Context`, if any.
     context_param: str | None = None

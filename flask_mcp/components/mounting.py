@@ -6,7 +6,10 @@ The rule for names and URIs, as clients see them:
 - a resource ``scheme://path`` becomes ``scheme://billing/path``, and a
   template ``scheme://{id}`` becomes ``scheme://billing/{id}``: the
   namespace is the first path segment after the scheme's ``//``. A URI
-  without ``//`` (``urn:...``) cannot be mounted under a prefix and is refused.
+  without ``//`` (``urn:...``) cannot be mounted under a prefix and is refused;
+- a tool's link to its view (``_meta.ui.resourceUri``, an MCP App) is a
+  resource URI, and is renamed as one, so it names the view as mounted;
+  the view follows the renamed tool.
 
 Each mounted component is a copy of the other server's, renamed, calling
 the same function; it keeps its permissions, and one registered without any
@@ -28,7 +31,7 @@ if t.TYPE_CHECKING:
     from ..policies.permissions import Permission
     from .registry import Kind, Registry
 
-__all__ = ["Mount", "mounted_copy", "mounted_key", "mounted_name", "mounted_uri"]
+__all__ = ["Mount", "mounted_copy", "mounted_key", "mounted_name", "mounted_uri", "mounted_view_link"]
 
 Component = t.Union[Tool, Resource, ResourceTemplate, Prompt]
 KINDS: tuple[Kind, ...] = ("tools", "resources", "templates", "prompts")
@@ -52,16 +55,43 @@ def mounted_uri(prefix: str | None, uri: str) -> str:
     return f"{scheme}://{prefix}/{rest}"
 
 
+def mounted_view_link(prefix: str | None, meta: dict[str, t.Any] | None) -> dict[str, t.Any] | None:
+    """A tool's ``_meta`` under *prefix*: the link to its view (an MCP App) names the view's mounted URI.
+
+    The view is one of the mounted server's resources, so it is served at
+    :func:`mounted_uri`; ``ui.resourceUri`` and the older flat
+    ``ui/resourceUri`` are renamed the same way, or a host would read a view
+    that is not there (or another server's).
+    """
+    if not prefix or not meta:
+        return meta
+    renamed = dict(meta)
+    ui = meta.get("ui")
+    if isinstance(ui, dict) and isinstance(ui.get("resourceUri"), str) and "://" in ui["resourceUri"]:
+        renamed["ui"] = {**ui, "resourceUri": mounted_uri(prefix, ui["resourceUri"])}
+    flat = meta.get("ui/resourceUri")
+    if isinstance(flat, str) and "://" in flat:
+        renamed["ui/resourceUri"] = mounted_uri(prefix, flat)
+    return renamed
+
+
 def mounted_copy(
     kind: Kind, component: Component, prefix: str | None, default_permissions: tuple[Permission, ...]
 ) -> Component:
     """*component* as the mounting server serves it: renamed, with the permissions it had where it came from."""
     permissions = component.permissions if component.permissions is not None else default_permissions
-    if kind == "tools" or kind == "prompts":
+    if kind == "tools":
+        tool = t.cast(Tool, component)
+        meta = mounted_view_link(prefix, tool.meta)
+        return dataclasses.replace(tool, name=mounted_name(prefix, tool.name), permissions=permissions, meta=meta)
+    if kind == "prompts":
         return dataclasses.replace(component, name=mounted_name(prefix, component.name), permissions=permissions)
     if kind == "resources":
         resource = t.cast(Resource, component)
-        return dataclasses.replace(resource, uri=mounted_uri(prefix, resource.uri), permissions=permissions)
+        follows = None if resource.follows_tool is None else mounted_name(prefix, resource.follows_tool)
+        return dataclasses.replace(
+            resource, uri=mounted_uri(prefix, resource.uri), permissions=permissions, follows_tool=follows
+        )
     template = t.cast(ResourceTemplate, component)
     renamed = URITemplate(mounted_uri(prefix, template.template.template))
     return dataclasses.replace(template, template=renamed, permissions=permissions)

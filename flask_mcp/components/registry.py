@@ -190,8 +190,50 @@ class Registry:
         if key in registered:
             raise ValueError(f"{kind[:-1]} {key!r} is already registered (by {registered[key].func.__qualname__})")
         registered[key] = component
-        if (kind, key) not in self._hidden and self.selected(component):
+        if self._serves(kind, key, component):
             table[key] = component
+        self._changed(kind)
+        for listener in self._registration_listeners:
+            listener(kind)
+
+    def _serves(self, kind: Kind, key: str, component: t.Any) -> bool:
+        """Whether the registered *component* is served: not hidden, selected by its tags, and its tool served.
+
+        A resource that follows a tool (an MCP App's view) is served only
+        while that tool is: hidden, left out by its tags or removed with it.
+        """
+        if (kind, key) in self._hidden or not self.selected(component):
+            return False
+        follows = getattr(component, "follows_tool", None)
+        return follows is None or follows in self.tools
+
+    def _follow_tools(self) -> None:
+        """Serve again exactly the resources whose tool is served, after the tools changed."""
+        registered = self._all["resources"]
+        if not any(getattr(c, "follows_tool", None) is not None for c in registered.values()):
+            return
+        served = {key: c for key, c in registered.items() if self._serves("resources", key, c)}
+        if served.keys() != self.resources.keys():
+            self.resources = served
+            self._changed("resources")
+
+    def replace(self, kind: Kind, removed: t.Iterable[str], added: t.Mapping[str, t.Any]) -> None:
+        """Forget the components *removed* of *kind* and register *added* (by key), in one step.
+
+        The table is replaced whole, so a request reading it in another
+        thread finds every old component or every new one, never neither:
+        a component both removed and added is served without a gap.
+
+        :raises ValueError: a key of *added* is registered and not in *removed*; then nothing changes.
+        """
+        registered = self._all[kind]
+        removed = set(removed)
+        for key in added:
+            if key in registered and key not in removed:
+                raise ValueError(f"{kind[:-1]} {key!r} is already registered (by {registered[key].func.__qualname__})")
+        kept = {key: c for key, c in registered.items() if key not in removed}
+        self._all[kind] = {**kept, **added}
+        setattr(self, kind, {key: c for key, c in self._all[kind].items() if self._serves(kind, key, c)})
         self._changed(kind)
         for listener in self._registration_listeners:
             listener(kind)
@@ -203,6 +245,8 @@ class Registry:
         self._hints.pop(kind, None)
         for listener in self._listeners:
             listener(kind)
+        if kind == "tools":
+            self._follow_tools()
 
     def cache_hints(self, kind: Kind) -> tuple[int | None, bool, bool]:
         """What the served components of *kind* say about caching their listing.
@@ -234,16 +278,23 @@ class Registry:
         if force:
             changed = set(self._all)
         self._hidden = hidden
-        for kind in changed:
-            served = {key: c for key, c in self._all[kind].items() if (kind, key) not in hidden and self.selected(c)}
+        for kind in [kind for kind in self._all if kind in changed]:  # tools first: views follow them
+            served = {key: c for key, c in self._all[kind].items() if self._serves(kind, key, c)}
             setattr(self, kind, served)
             self._changed(kind)
         return changed
 
     def discard(self, kind: Kind, key: str) -> None:
-        """Forget the component *key* of *kind* altogether (it may be registered again)."""
+        """Forget the component *key* of *kind* altogether (it may be registered again).
+
+        A tool's views (resources that follow it) go with it.
+        """
         if self._all[kind].pop(key, None) is not None:
             setattr(self, kind, {k: c for k, c in getattr(self, kind).items() if k != key})
+            if kind == "tools":
+                followers = [k for k, c in self._all["resources"].items() if getattr(c, "follows_tool", None) == key]
+                for follower in followers:
+                    self.discard("resources", follower)
             self._changed(kind)
 
     def page(self, kind: Kind, cursor: str | None, size: int | None) -> Page:

@@ -7,65 +7,42 @@ describe a skill by its frontmatter and a manifest of its files (each with
 its size and SHA-256 digest, computed once when the skill is loaded; its
 :func:`fingerprint` tells cheaply whether they changed since).
 Folder walks never leave the skill's folder: a symbolic link that points
-outside it is not served.
+outside it is not served. Every file is read through
+:mod:`~flask_mcp.components.skill_files`, when the skill is loaded and at
+each read: no link is followed then, and no file larger than the bound
+(``MCP_SKILL_FILE_MAX_BYTES``) is served. The frontmatter is bounded by
+:mod:`~flask_mcp.components.skill_frontmatter`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
+import logging
 import mimetypes
 import re
 import typing as t
 from pathlib import Path
 
-import yaml
+from . import skill_frontmatter
+from .skill_files import DEFAULT_MAX_FILE_BYTES, FolderId, digest_file, folder_id, read_file
+from .skill_frontmatter import SkillError, parse_frontmatter
 
-__all__ = ["SKILL_FILE", "Skill", "SkillError", "SkillFile", "fingerprint", "load_skill", "parse_frontmatter"]
+__all__ = [
+    "SKILL_FILE",
+    "Skill",
+    "SkillError",
+    "SkillFile",
+    "fingerprint",
+    "load_skill",
+    "parse_frontmatter",
+]
+
+logger = logging.getLogger("flask_mcp")
 
 #: The file that makes a folder a skill.
-SKILL_FILE = "SKILL.md"
+SKILL_FILE = skill_frontmatter.SKILL_FILE
 #: Agent Skills names: lowercase letters, digits and single hyphens, at most 64 characters.
 _NAME = re.compile(r"^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")
-_FRONTMATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-
-
-class SkillError(ValueError):
-    """A folder that is not a valid skill; the message says why."""
-
-
-class _Yaml12Loader(yaml.SafeLoader):
-    """YAML as the 1.2 core schema reads it: ``yes``, ``on`` and dates stay strings, as other hosts parse them."""
-
-
-_DROPPED = ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")
-_Yaml12Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag not in _DROPPED]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-
-
-def parse_frontmatter(text: str) -> dict[str, t.Any]:
-    """The YAML frontmatter at the start of a ``SKILL.md``.
-
-    :raises SkillError: no frontmatter, not a mapping, or no ``name``/``description``.
-    """
-    found = _FRONTMATTER.match(text)
-    if found is None:
-        raise SkillError(f"{SKILL_FILE} must start with YAML frontmatter between '---' lines")
-    try:
-        data = yaml.load(found.group(1), Loader=_Yaml12Loader)
-    except yaml.YAMLError as exc:
-        raise SkillError(f"the frontmatter of {SKILL_FILE} is not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise SkillError(f"the frontmatter of {SKILL_FILE} must be a mapping")
-    for key in ("name", "description"):
-        if not isinstance(data.get(key), str) or not data[key].strip():
-            raise SkillError(f"the frontmatter of {SKILL_FILE} needs a non-empty {key!r}")
-    return data
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,10 +56,20 @@ class SkillFile:
     size: int
     digest: str
     mime_type: str
+    #: Where it really is in the skill's folder (``relative``, unless it is a link to another file of the skill).
+    location: str = ""
 
     def manifest(self) -> dict[str, t.Any]:
         """The ``SkillResource`` entry."""
         return {"uri": self.uri, "digest": self.digest, "size": self.size}
+
+
+#: Whether a caller is shown the file with this URI (see :meth:`Skill.entry`).
+Shown = t.Callable[[str], bool]
+
+
+def _everything(uri: str) -> bool:
+    return True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +80,10 @@ class Skill:
     root: Path
     frontmatter: dict[str, t.Any]
     files: tuple[SkillFile, ...]
+    #: The folder it was loaded from, on disk (:func:`~flask_mcp.components.skill_files.folder_id`).
+    root_id: FolderId = (0, 0)
+    #: The largest file it serves, in bytes (``MCP_SKILL_FILE_MAX_BYTES`` when it was loaded).
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 
     @property
     def root_uri(self) -> str:
@@ -104,18 +95,31 @@ class Skill:
         """The URI of its ``SKILL.md``."""
         return f"{self.root_uri}/{SKILL_FILE}"
 
-    def entry(self) -> dict[str, t.Any]:
-        """The ``Skill`` object of ``skills/list`` and ``skills/get``."""
-        return {"uri": self.uri, "frontmatter": self.frontmatter, "resources": [f.manifest() for f in self.files]}
+    def entry(self, shown: Shown = _everything) -> dict[str, t.Any] | None:
+        """The ``Skill`` object of ``skills/list`` and ``skills/get``, as a caller who is *shown* some files sees it.
 
-    def directory(self, uri: str) -> list[dict[str, t.Any]] | None:
-        """The direct children of the folder *uri* of this skill (files and folders); ``None``: no such folder."""
+        ``None`` when the caller is not shown its ``SKILL.md``: then neither
+        its frontmatter nor any of its files.
+        """
+        if not shown(self.uri):
+            return None
+        resources = [file.manifest() for file in self.files if shown(file.uri)]
+        return {"uri": self.uri, "frontmatter": self.frontmatter, "resources": resources}
+
+    def directory(self, uri: str, shown: Shown = _everything) -> list[dict[str, t.Any]] | None:
+        """The direct children of the folder *uri* of this skill (files and folders); ``None``: no such folder.
+
+        Only what the caller is *shown*: a folder holding nothing it is shown
+        is no folder, and nothing of a skill whose ``SKILL.md`` it is not shown is.
+        """
         if uri != self.root_uri and not uri.startswith(self.root_uri + "/"):
+            return None
+        if not shown(self.uri):
             return None
         prefix = uri[len(self.root_uri) :].strip("/")
         children: dict[str, dict[str, t.Any]] = {}
         for file in self.files:
-            if prefix and not file.relative.startswith(prefix + "/"):
+            if (prefix and not file.relative.startswith(prefix + "/")) or not shown(file.uri):
                 continue
             rest = file.relative[len(prefix) + 1 :] if prefix else file.relative
             head, _, tail = rest.partition("/")
@@ -128,6 +132,14 @@ class Skill:
             return None
         return [children[name] for name in sorted(children)]
 
+    def read(self, file: SkillFile) -> bytes:
+        """The contents of *file* now: opened from the skill's folder through no link, at most :attr:`max_file_bytes`.
+
+        :raises ~flask_mcp.components.skill_files.FileRefused: why it is not served.
+        :raises OSError: it is gone, or cannot be read.
+        """
+        return read_file(self.root, self.root_id, file.location or file.relative, self.max_file_bytes)
+
 
 def _mime_type(path: Path) -> str:
     if path.name == SKILL_FILE or path.suffix == ".md":
@@ -135,17 +147,28 @@ def _mime_type(path: Path) -> str:
     return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
 
 
-def load_skill(folder: str | Path) -> Skill:
+def load_skill(folder: str | Path, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Skill:
     """Read the skill in *folder*: its frontmatter, and every file's size and digest.
 
-    :raises SkillError: no ``SKILL.md``, bad frontmatter, or a name that is
-        not a valid skill name or not the folder's.
+    A file larger than *max_file_bytes*, or that cannot be opened without
+    following a link out of the skill, is not served, and the log says why.
+
+    :raises SkillError: no ``SKILL.md`` (or one larger than *max_file_bytes*), bad
+        frontmatter, or a name that is not a valid skill name or not the folder's.
     """
     root = Path(folder).resolve()
-    skill_md = root / SKILL_FILE
-    if not skill_md.is_file():
+    if not (root / SKILL_FILE).is_file():
         raise SkillError(f"{root} has no {SKILL_FILE}")
-    frontmatter = parse_frontmatter(skill_md.read_text(encoding="utf-8"))
+    try:
+        root_id = folder_id(root)
+        head = read_file(root, root_id, SKILL_FILE, max_file_bytes)
+    except OSError as exc:
+        raise SkillError(f"{root}: {SKILL_FILE} cannot be served: {exc}") from None
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SkillError(f"{root}: {SKILL_FILE} is not UTF-8 text") from None
+    frontmatter = parse_frontmatter(text)
     name = frontmatter["name"]
     if not _NAME.match(name):
         raise SkillError(f"skill name {name!r}: lowercase letters, digits and single hyphens, at most 64")
@@ -153,27 +176,41 @@ def load_skill(folder: str | Path) -> Skill:
         raise SkillError(f"skill name {name!r} must be the name of its folder, {root.name!r}")
     files = []
     for path, real, relative in _walk(root):
-        data = real.read_bytes()
+        location = real.relative_to(root).as_posix()
+        try:
+            size, digest = digest_file(root, root_id, location, max_file_bytes)
+        except OSError as exc:
+            logger.warning("skill %r: %s is not served: %s", name, relative, exc)
+            continue
         files.append(
             SkillFile(
                 path=real,
                 relative=relative,
                 uri=f"skill://{name}/{relative}",
-                size=len(data),
-                digest="sha256:" + hashlib.sha256(data).hexdigest(),
+                size=size,
+                digest=digest,
                 mime_type=_mime_type(path),
+                location=location,
             )
         )
-    return Skill(name=name, root=root, frontmatter=frontmatter, files=tuple(files))
+    return Skill(
+        name=name,
+        root=root,
+        frontmatter=frontmatter,
+        files=tuple(files),
+        root_id=root_id,
+        max_file_bytes=max_file_bytes,
+    )
 
 
 def _walk(root: Path) -> t.Iterator[tuple[Path, Path, str]]:
     """The files a skill serves: each path, where it really is, and its path in the skill."""
     for path in sorted(root.rglob("*")):
         real = path.resolve()
-        hidden = any(part.startswith(".") for part in path.relative_to(root).parts)
-        if not path.is_file() or not real.is_relative_to(root) or hidden:
-            continue  # folders, links leading out of the skill, hidden files
+        if not path.is_file() or not real.is_relative_to(root) or real == root:
+            continue  # folders, links leading out of the skill
+        if any(part.startswith(".") for part in (*path.relative_to(root).parts, *real.relative_to(root).parts)):
+            continue  # hidden files, and links to them
         yield path, real, path.relative_to(root).as_posix()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import typing as t
 
 import pytest
 
@@ -148,3 +149,39 @@ def test_list_results_are_encoded_once_and_refreshed_on_registration() -> None:
     second = registry.list_result("tools", None, 1)
     assert [tool["name"] for tool in second["tools"]] == ["a"] and second["nextCursor"] == encode_cursor(1)
     assert [tool["name"] for tool in registry.list_result("tools", None, 10)["tools"]] == ["a", "b"]
+
+
+def _text(uri: str) -> t.Any:
+    return build_resource(lambda: uri, uri)
+
+
+def test_replace_swaps_components_in_one_step_or_not_at_all() -> None:
+    registry = Registry()
+    registry.add_resource(_text("a://1"))
+    registry.add_resource(_text("a://2"))
+    registry.add_resource(_text("b://taken"))
+    before = registry.resources
+    changes: list[str] = []
+    registry.on_change(changes.append)
+    registry.replace("resources", ["a://1", "a://2"], {"a://2": _text("a://2"), "a://3": _text("a://3")})
+    assert set(registry.resources) == {"a://2", "a://3", "b://taken"} and changes == ["resources"]
+    assert registry.resources is not before  # a new table: a reader holding the old one sees it whole
+    with pytest.raises(ValueError, match="already registered"):
+        registry.replace("resources", ["a://3"], {"b://taken": _text("b://taken")})
+    assert set(registry.resources) == {"a://2", "a://3", "b://taken"}
+
+
+def test_a_resource_that_follows_a_tool_is_served_only_with_it() -> None:
+    registry = Registry()
+    view = _text("ui://plot/view")
+    view.follows_tool = "plot"
+    registry.add_resource(view)  # before its tool: registered, not served
+    assert "ui://plot/view" not in registry.resources
+    registry.add_tool(build_tool(lambda: "plotted", name="plot"))
+    assert "ui://plot/view" in registry.resources
+    registry.hide([("tools", "plot")])
+    assert "ui://plot/view" not in registry.resources
+    registry.hide([])
+    assert "ui://plot/view" in registry.resources
+    registry.discard("tools", "plot")
+    assert "ui://plot/view" not in registry.registered("resources")

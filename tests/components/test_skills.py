@@ -201,3 +201,24 @@ def test_out_of_debug_the_manifest_is_the_one_of_the_start(tmp_path: Path, make_
     before = _manifest(client)
     (folder / "fill.py").write_bytes(b"print('changed')\n")
     assert _manifest(client) == before
+
+
+def test_a_reloaded_skill_is_swapped_in_whole(tmp_path: Path, make_app: t.Any, make_client: t.Any) -> None:
+    folder = write_skill(tmp_path / "skills")
+    mcp = MCP(name="swapped")
+    app = make_app(mcp, MCP_SKILLS_FOLDER=str(tmp_path / "skills"))
+    app.debug = True
+    mcp.skill_watch.interval = 0
+    unchanged = "skill://pdf-tools/references/FORMS.md"
+    # Whenever the served resources change, a read at that moment must still find the unchanged file.
+    missing: list[str] = []
+    mcp.registry.on_change(lambda kind: missing.extend([kind] if unchanged not in mcp.resources else []))
+    (folder / "fill.py").write_bytes(b"print('changed')\n")
+    client = make_client(app, era="modern")
+    manifest = _manifest(client)
+    assert (
+        manifest["skill://pdf-tools/fill.py"]["digest"] == "sha256:" + hashlib.sha256(b"print('changed')\n").hexdigest()
+    )
+    assert missing == []
+    (forms,) = client.read_resource(unchanged)
+    assert forms["text"] == "Fields: name, date.\n"
