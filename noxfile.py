@@ -50,9 +50,13 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """Run the property-based tests with thousands of examples each (not run by default)."""
+    """Run the property-based tests (the endpoint's, route tools', tasks', skills') with thousands of examples each.
+
+    Not run by default; the test session runs the same tests with fewer examples.
+    """
     session.install("-e", ".[test]")
-    session.run("pytest", "tests/test_fuzz.py", *session.posargs, env={"HYPOTHESIS_PROFILE": "fuzz"})
+    targets = sorted(str(path) for path in Path("tests").glob("test_fuzz*.py"))
+    session.run("pytest", *targets, *session.posargs, env={"HYPOTHESIS_PROFILE": "fuzz"})
 
 
 @nox.session
