@@ -131,6 +131,10 @@ class Mailbox:
                 self._heartbeat.start()
         return True
 
+    def inflight_key(self, session_id: str, request_id: t.Any) -> str:
+        """The key of the request's in-flight marker: present while a live worker runs it."""
+        return _inflight(session_id, request_id)
+
     def release(self, session_id: str, request_id: t.Any) -> None:
         """The request is answered: its id may be used again."""
         key = _inflight(session_id, request_id)
