@@ -377,6 +377,8 @@ def _tail(
             if request is not None and request.missing_since is not None:
                 timeout = min(timeout, max(request.missing_since + GAP_GRACE - now, settings.sse_poll_interval))
             woken = state.waker.wait(backend, watched, timeout)
+            if state.waker.closed:
+                return  # the app is shut down: the client resumes elsewhere
             if not woken and time.monotonic() - last_sent >= settings.sse_keepalive:
                 yield b": keep-alive\n\n"  # a comment: proxies and clients see the stream is alive
                 last_sent = time.monotonic()
