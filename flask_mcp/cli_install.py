@@ -20,13 +20,14 @@ the other servers and the previous file as ``<file>.bak``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import re
 import shlex
-import shutil
 import sys
+import tempfile
 import typing as t
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -163,8 +164,11 @@ def claude_code_command(name: str, entry: dict[str, t.Any]) -> str:
 def merge_into(path: Path, key: str, name: str, entry: dict[str, t.Any], secret: bool) -> bool:
     """Set ``file[key][name] = entry`` in the JSON file *path*, keeping everything else.
 
-    The previous file is copied to ``<path>.bak``; a new file holding a
-    *secret* is readable by its owner only.
+    The previous file is copied to ``<path>.bak``, readable by its owner only
+    (it may hold another entry's token). A file that will hold a *secret* is
+    written anew, created readable by its owner only, and moved over the old
+    one: an existing file's wider mode is never kept, and the token is never
+    readable by others, not even for a moment.
 
     :returns: whether an entry of that name was replaced.
     :raises click.ClickException: a file that is not a JSON object.
@@ -180,15 +184,37 @@ def merge_into(path: Path, key: str, name: str, entry: dict[str, t.Any], secret:
             ) from None
         if not isinstance(document, dict) or not isinstance(document.get(key, {}), dict):
             raise click.ClickException(f"{path} does not hold a JSON object with a {key!r} object")
-        shutil.copy2(path, path.with_name(path.name + ".bak"))
+        _write_private(path.with_name(path.name + ".bak"), text)
     servers = document.setdefault(key, {})
     replaced = name in servers
     servers[name] = entry
     path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-    with os.fdopen(os.open(path, flags, 0o600 if secret else 0o666), "w", encoding="utf-8") as file:
-        file.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    content = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if secret:
+        _write_private(path, content)
+    else:
+        # In place: the file keeps the mode its owner gave it.
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(content)
     return replaced
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write *text* to *path* as a new file only its owner can read.
+
+    ``mkstemp`` creates the file with mode 0600 (whatever the umask), and
+    ``os.replace`` puts it in place of any older file, whose mode is not
+    kept: at no moment is the text in a file others can read.
+    """
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def _pairs(values: tuple[str, ...]) -> dict[str, str]:

@@ -15,6 +15,7 @@ from .config_values import (
     as_tuple,
     fraction,
     milliseconds,
+    optional_count,
     optional_number,
     optional_positive,
     positive,
@@ -149,7 +150,9 @@ class Settings:
     sse_idle_timeout: float = 60.0
     sse_replay_max: int = 100
     sse_replay_age: int = 300
-    body_timeout: float | None = 30.0
+    body_timeout: float | None = 10.0
+    body_grace: float = 1.0
+    body_waiters: int | None = 2
     #: ``CACHE_*`` overrides of the ephemeral cache (``MCP_EPHEMERAL_CACHE_*``), ``None`` values left out.
     ephemeral_cache_overrides: dict[str, t.Any] = dataclasses.field(default_factory=dict)
     #: ``MCP_MAX_JSON_KEYS``, ``MCP_MAX_JSON_DEPTH`` and ``MCP_MAX_JSON_STRING``.
@@ -247,6 +250,8 @@ class Settings:
             sse_replay_max=positive(config, "MCP_SSE_REPLAY_MAX"),
             sse_replay_age=positive(config, "MCP_SSE_REPLAY_AGE"),
             body_timeout=optional_number(config, "MCP_BODY_TIMEOUT"),
+            body_grace=positive_number(config, "MCP_BODY_GRACE"),
+            body_waiters=optional_count(config, "MCP_BODY_WAITERS"),
             cache_config=_cache_config(config, _CACHE_PREFIX, max_sessions),
             ephemeral_cache_overrides=_cache_config(config, _EPHEMERAL_PREFIX, None),
             json_limits=JSONLimits(

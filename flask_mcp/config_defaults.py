@@ -144,7 +144,12 @@ DEFAULTS: dict[str, t.Any] = {
     # Seconds events stay in the store for replay.
     "MCP_SSE_REPLAY_AGE": 300,
     # Seconds a request body may take to arrive, however slowly; past it 408. None: no limit.
-    "MCP_BODY_TIMEOUT": 30,
+    "MCP_BODY_TIMEOUT": 10,
+    # Seconds a body may take before it needs one of the process's waiting places (MCP_BODY_WAITERS).
+    "MCP_BODY_GRACE": 1.0,
+    # Bodies one process waits for at once past their grace (each holds a thread); one more gets 503.
+    # Keep it well below the worker's thread count (gthread: --threads). None: no limit.
+    "MCP_BODY_WAITERS": 2,
     # Input limits.
     # Members of one JSON object in a message; more is -32600.
     "MCP_MAX_JSON_KEYS": 10_000,

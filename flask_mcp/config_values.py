@@ -14,6 +14,7 @@ __all__ = [
     "as_tuple",
     "fraction",
     "milliseconds",
+    "optional_count",
     "optional_number",
     "optional_positive",
     "positive",
@@ -29,6 +30,16 @@ def optional_positive(config: t.Mapping[str, t.Any], key: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{key} must be a positive integer or None, not {value!r}")
+    return value
+
+
+def optional_count(config: t.Mapping[str, t.Any], key: str) -> int | None:
+    """``config[key]``: a whole number, 0 or more, or ``None``."""
+    value = config[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{key} must be a whole number (0 or more) or None, not {value!r}")
     return value
 
 

@@ -387,6 +387,18 @@ class MCP(RuntimeChanges, HookDecorators):
         """
         return add_skill(self, folder, **options)
 
+    def shutdown(self, app: Flask) -> None:
+        """Stop the threads this extension keeps for *app*: task threads, the in-flight heartbeat, waiting streams.
+
+        For an app that ends before its process does (tests, an app factory
+        called several times). The other threads flask_mcp starts end on
+        their own once they have nothing left to do; tasks still running are
+        not waited for. The app is not served any further after this.
+        """
+        state = state_for(app, self)
+        if state is not None:
+            state.shutdown()
+
     def notify_resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated`` to every session subscribed to *uri*.
 

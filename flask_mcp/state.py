@@ -128,6 +128,22 @@ class MCPState:
                 stacklevel=2,
             )
 
+    def shutdown(self) -> None:
+        """Stop the background work of this state: its task threads, its in-flight markers' heartbeat,
+        and every stream or handler waiting on the store.
+
+        Every other thread flask_mcp starts (a request's handler, the store
+        watcher, the body watchdog, the tasks' heartbeat) ends on its own
+        once it has nothing left to do. Running tasks are not waited for.
+        """
+        runner = getattr(self.server.tasks, "runner", None)
+        stop = getattr(runner, "shutdown", None)
+        if callable(stop):
+            stop(wait=False)
+        if self.mailbox is not None:
+            self.mailbox.stop()
+        self.waker.close()  # streams and handlers waiting on the store stop waiting
+
     def keep_in_step(self, session: Session | None = None) -> None:
         """Apply run-time registry changes other processes made (and, in debug mode, skills changed on
         disk), before a request is handled.

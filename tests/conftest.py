@@ -21,6 +21,7 @@ from werkzeug.serving import make_server
 
 from benchmarks.servers_under_test import wait_for_output
 from flask_mcp import MCP
+from flask_mcp.globals import state_for
 from flask_mcp.schema_checks import official_schema
 from flask_mcp.testing import MCPTestClient, SchemaValidator
 
@@ -246,3 +247,43 @@ def gates() -> t.Iterator[Gates]:
     gates = Gates()
     yield gates
     gates.release.set()  # no tool of a test is left waiting when the test ends
+
+
+# -- every thread a test's apps start ends with the test ----------------------------------------
+
+#: Names of the threads flask_mcp starts (``mcp-waker``, ``mcp-request-…``, ``flask-mcp-task_0``, …).
+THREAD_PREFIXES = ("mcp-", "flask-mcp-")
+#: Seconds a test's flask_mcp threads get to end once its apps are shut down.
+THREADS_END_WITHIN = 10.0
+
+
+def flask_mcp_threads() -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if thread.name.startswith(THREAD_PREFIXES)}
+
+
+@pytest.fixture(autouse=True)
+def no_thread_outlives_its_test(monkeypatch: pytest.MonkeyPatch) -> t.Iterator[None]:
+    """Shut down every app the test set up, then fail the test if a flask_mcp thread it started still runs.
+
+    A thread left behind goes on working (and logging) during the next tests,
+    against stores those tests stopped.
+    """
+    before = flask_mcp_threads()
+    apps: list[tuple[MCP, Flask]] = []
+    setup = MCP._setup
+
+    def recording_setup(self: MCP, app: Flask) -> t.Any:
+        if state_for(app, self) is None:  # set up by this test (not an app of a wider fixture)
+            apps.append((self, app))
+        return setup(self, app)
+
+    monkeypatch.setattr(MCP, "_setup", recording_setup)
+    yield
+    for extension, app in apps:
+        extension.shutdown(app)
+    ended = threading.Event()
+    deadline = THREADS_END_WITHIN / 0.01
+    while (left := flask_mcp_threads() - before) and deadline > 0:
+        ended.wait(0.01)  # polling a real condition: the threads' own end
+        deadline -= 1
+    assert not left, f"flask_mcp threads outlived the test: {sorted(thread.name for thread in left)}"

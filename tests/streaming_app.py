@@ -7,7 +7,8 @@ and removals).
 (``MCP_CACHE_TYPE=RedisCache`` and ``MCP_CACHE_REDIS_URL`` to share sessions
 between processes); ``MCP_CLIENT_REQUEST_TIMEOUT`` bounds how long the tool
 waits for the client, ``MCP_INFLIGHT_TTL`` how long a dead worker's request
-ids stay in use.
+ids stay in use, ``MCP_BODY_*`` (JSON values) how slow request bodies are
+waited for.
 
 To show where each request ran, a WSGI wrapper notes the handling thread in
 the environ and remembers, per session, the threads that received the
@@ -113,11 +114,14 @@ class NoteThreads:
         return self.wsgi_app(environ, start_response)
 
 
-def create_app() -> Flask:
+def create_app(note_threads: bool = True) -> Flask:
+    """The app; without *note_threads*, flask_mcp reads request bodies itself (the wrapper reads them first)."""
     app = Flask(__name__)
     app.config.update({key: value for key, value in os.environ.items() if key.startswith("MCP_CACHE_")})
     app.config["MCP_CLIENT_REQUEST_TIMEOUT"] = float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "30"))
     app.config["MCP_INFLIGHT_TTL"] = int(os.environ.get("MCP_INFLIGHT_TTL", "60"))
+    # The slow-body limits, as JSON numbers (or null), when a test sets them.
+    app.config.update({key: json.loads(value) for key, value in os.environ.items() if key.startswith("MCP_BODY_")})
     mcp.init_app(app)
 
     @app.after_request
@@ -125,7 +129,8 @@ def create_app() -> Flask:
         response.headers["X-Worker-Pid"] = str(os.getpid())
         return response
 
-    app.wsgi_app = NoteThreads(app.wsgi_app)  # type: ignore[method-assign]
+    if note_threads:
+        app.wsgi_app = NoteThreads(app.wsgi_app)  # type: ignore[method-assign]
     return app
 
 

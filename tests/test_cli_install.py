@@ -216,6 +216,33 @@ def test_write_creates_the_file_private_when_it_holds_a_token(tmp_path: Path) ->
         assert target.stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_a_token_written_over_a_readable_file_is_private_and_so_is_its_backup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An existing 0644 file (and an old 0644 backup) is replaced by files only the owner can read."""
+    target = tmp_path / "mcp.json"
+    target.write_text(json.dumps({"servers": {"other": {"url": URL, "headers": {"Authorization": "Bearer old"}}}}))
+    target.chmod(0o644)
+    backup = tmp_path / "mcp.json.bak"
+    backup.write_text("{}")
+    backup.chmod(0o644)
+    # Created with their mode, not narrowed afterwards: no chmod may run.
+    for name in ("chmod", "fchmod"):
+        monkeypatch.setattr(os, name, lambda *args, **kwargs: pytest.fail("the mode was changed after writing"))
+    result = install("vscode", "--url", URL, "--token", TOKEN, "--write", "--config-file", str(target))
+    assert result.exit_code == 0, result.output
+    assert json.loads(target.read_text())["servers"]["stdio-app"]["headers"] == {"Authorization": f"Bearer {TOKEN}"}
+    assert "Bearer old" in backup.read_text()
+    assert target.stat().st_mode & 0o777 == 0o600
+    assert backup.stat().st_mode & 0o777 == 0o600
+    again = install("vscode", "--url", URL, "--token", TOKEN, "--write", "--config-file", str(target))
+    assert again.exit_code == 0, again.output
+    assert TOKEN in backup.read_text()
+    assert target.stat().st_mode & 0o777 == 0o600 and backup.stat().st_mode & 0o777 == 0o600
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["mcp.json", "mcp.json.bak"]  # no temporary left
+
+
 @pytest.mark.parametrize("text", ["{not json", '["a list"]', '{"mcpServers": []}'])
 def test_write_refuses_a_file_it_cannot_merge_into(tmp_path: Path, text: str) -> None:
     target = tmp_path / "mcp.json"

@@ -51,6 +51,8 @@ TYPE_ONLY_UPWARD: set[tuple[str, str]] = {
     ("flask_mcp.transport.rest", "flask_mcp.state"),
     ("flask_mcp.transport.status", "flask_mcp.state"),
     ("flask_mcp.transport.streaming", "flask_mcp.state"),
+    ("flask_mcp.transport.lost_requests", "flask_mcp.state"),
+    ("flask_mcp.transport.body", "flask_mcp.config"),
     # The gate is built from the app's settings.
     ("flask_mcp.auth.gate", "flask_mcp.config"),
 }

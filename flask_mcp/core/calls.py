@@ -27,7 +27,7 @@ from ..protocol.errors import NotFoundError, describe_exception, describe_valida
 from ..protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, RESOURCE_NOT_FOUND, MCPError
 from ..results.convert import resource_contents, tool_value
 from ..results.output import OutputMismatch
-from ..results.spill import spill_token
+from ..results.spill import spill_owner, spill_token
 from .client import Call, ClientState
 from .hooks import resource_read, tool_called
 from .result_cache import cached_value, watching_questions
@@ -200,9 +200,9 @@ def _invoke(call: Call, resource: Resource | ResourceTemplate, kwargs: dict[str,
 
 
 def _read_spilled(call: Call, uri: str, token: str) -> dict[str, t.Any]:
-    # A tool's oversized result, kept for the session that produced it.
+    # A tool's oversized result, kept for the caller (and session) whose call produced it.
     store = call.server.result_store
-    stored = store.get(token, call.state.session_id) if store is not None else None
+    stored = store.get(token, spill_owner(call.principal, call.state.session_id)) if store is not None else None
     if stored is None:
         raise not_found(uri, call.state.modern)
     text, mime_type = stored

@@ -55,6 +55,10 @@ class Heartbeats:
         while True:
             with self._lock:
                 running = dict(self._running)
+                if not running:
+                    # Nothing left to stamp: the thread ends (the next task starts another).
+                    self._thread = None
+                    return
             now = time.monotonic()
             # A task is stamped when it starts being watched; the first beat is *every* later.
             last = {task_id: last.get(task_id, now) for task_id in running}

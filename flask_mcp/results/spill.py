@@ -4,9 +4,12 @@ A tool registered with ``max_result_bytes`` and ``spill_to_resource=True``
 answers an oversized call with a ``resource_link`` instead of the result;
 the full text waits in the cache until the client reads it with
 ``resources/read`` or its time is up. The link's token is 32 random bytes,
-and a link made in a session can only be read in that session. Each kept
-text counts against the quota of ``"spill"`` of the caller whose call made
-it, when the store is given a way to count (:class:`Reserve`).
+and the result is bound to the caller whose call made it
+(:func:`spill_owner`): the authenticated subject, and the handshake session
+when there is one. A link made in a session is read in that session only; a
+modern-era link (no session) by the same principal only, whoever else holds it.
+Each kept text counts against the quota of ``"spill"`` of the caller whose
+call made it, when the store is given a way to count (:class:`Reserve`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from __future__ import annotations
 import secrets
 import typing as t
 
-__all__ = ["SPILL_URI_PREFIX", "CacheResultStore", "Reserve", "ResultStore", "spill_uri", "spill_token"]
+if t.TYPE_CHECKING:
+    from ..policies.principal import Principal
+
+__all__ = ["SPILL_URI_PREFIX", "CacheResultStore", "Reserve", "ResultStore", "spill_owner", "spill_token", "spill_uri"]
 
 #: URIs of spilled results; ``resources/read`` serves them from the store.
 SPILL_URI_PREFIX = "mcp-result://"
@@ -65,7 +71,7 @@ class CacheResultStore:
         raise RuntimeError("could not store a spilled tool result; is the cache reachable?")
 
     def get(self, token: str, owner: str | None) -> tuple[str, str] | None:
-        """The stored result, unless it expired or belongs to another session."""
+        """The stored result, unless it expired or belongs to another caller (or session)."""
         record = self.cache.get(_KEY + token)
         if not isinstance(record, dict) or record.get("owner") != owner:
             return None
@@ -80,3 +86,16 @@ def spill_uri(token: str) -> str:
 def spill_token(uri: str) -> str | None:
     """The token of a spilled-result URI, or ``None`` for any other URI."""
     return uri[len(SPILL_URI_PREFIX) :] or None if uri.startswith(SPILL_URI_PREFIX) else None
+
+
+def spill_owner(principal: Principal | None, session_id: str | None) -> str:
+    """Whose a spilled result is: the caller's subject, and its handshake session when there is one.
+
+    Both eras bind a result to its caller: the handshake era through the
+    session (itself bound to its principal), the modern era, which has no
+    session, through the authenticated subject. Callers without
+    authentication are one anonymous caller to the server, in the modern era
+    as everywhere else.
+    """
+    subject = principal.subject if principal is not None else ""
+    return f"{subject}\x00{session_id or ''}"

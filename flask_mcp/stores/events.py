@@ -9,6 +9,11 @@ the server closed on purpose (SSE polling).
 Messages for every session (``notifications/*/list_changed``, resource
 updates) go to one shared stream, :data:`BROADCAST`; each session's GET
 stream reads it and keeps what concerns that session.
+
+The stream of a request also says which request it carries
+(:meth:`EventLog.begin`), and whether it ended without a response (a
+cancelled request, :meth:`EventLog.end`): a client resuming it in another
+process can then tell a request still running from one lost with its worker.
 """
 
 from __future__ import annotations
@@ -80,6 +85,22 @@ class EventLog:
         number = int(self.cache.cache.inc(counter) or 0)
         self.cache.set(f"ev:{scope}:{number}", message, timeout=self.ttl)
         return f"{stream}:{number}"
+
+    def begin(self, session_id: str | None, stream: str, request_id: t.Any) -> None:
+        """Note that *stream* carries the messages of request *request_id* (before its first event)."""
+        self.cache.set(f"evq:{self._scope(session_id, stream)}", {"request": request_id}, timeout=self.ttl)
+
+    def end(self, session_id: str | None, stream: str) -> None:
+        """Note that *stream* ended without a response (its request was cancelled)."""
+        key = f"evq:{self._scope(session_id, stream)}"
+        record = self.cache.get(key)
+        if isinstance(record, dict):
+            self.cache.set(key, {**record, "ended": True}, timeout=self.ttl)
+
+    def carried(self, session_id: str | None, stream: str) -> dict[str, t.Any] | None:
+        """What :meth:`begin` and :meth:`end` noted of *stream*: ``{"request": id, "ended": bool}``, if anything."""
+        record = self.cache.get(f"evq:{self._scope(session_id, stream)}")
+        return record if isinstance(record, dict) and "request" in record else None
 
     def counter_key(self, session_id: str | None, stream: str) -> str:
         """The key of the stream's event counter: it changes with every event appended."""

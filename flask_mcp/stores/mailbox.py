@@ -9,6 +9,9 @@ for: answers are kept only for requests the server sent, cancellations only
 for requests in flight. In-flight markers live as long as the worker that
 holds them: a heartbeat renews them every third of :attr:`Mailbox.inflight_ttl`,
 so a worker that dies frees its ids within that time instead of locking them.
+The heartbeat's thread runs only while the process holds markers: it ends as
+soon as the last one is released, or when the app is shut down
+(:meth:`Mailbox.stop`).
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ class Mailbox:
         # in (the heartbeat runs outside any app context, where ``cache`` is unusable).
         self._held: dict[str, t.Any] = {}
         self._held_lock = threading.Lock()
+        # Wakes the heartbeat when there is nothing left to renew, so that it ends at once.
+        self._nothing_held = threading.Condition(self._held_lock)
         self._heartbeat: threading.Thread | None = None
 
     def expect(self, session_id: str, request_id: str) -> None:
@@ -92,7 +97,7 @@ class Mailbox:
                 if answer is not None:
                     return t.cast(dict[str, t.Any], answer)
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or cancelled():
+                if remaining <= 0 or cancelled() or self.waker.closed:  # closed: the app is shut down
                     return None
                 # The answer may land in another process: the shared cache is
                 # the only place to look. The process's one watcher looks for
@@ -131,12 +136,32 @@ class Mailbox:
                 self._heartbeat.start()
         return True
 
+    def inflight_key(self, session_id: str, request_id: t.Any) -> str:
+        """The key of the request's in-flight marker: present while a live worker runs it."""
+        return _inflight(session_id, request_id)
+
     def release(self, session_id: str, request_id: t.Any) -> None:
         """The request is answered: its id may be used again."""
         key = _inflight(session_id, request_id)
         with self._held_lock:
             self._held.pop(key, None)
+            if not self._held:
+                self._nothing_held.notify_all()
         self.cache.delete_many(key, _cancel(session_id, request_id))
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop renewing this process's markers (they expire on their own) and end the heartbeat.
+
+        Called when the app is shut down (:meth:`flask_mcp.MCP.shutdown`).
+
+        :param timeout: seconds to wait for the heartbeat's thread to end; ``None``: as long as it takes.
+        """
+        with self._held_lock:
+            self._held.clear()
+            self._nothing_held.notify_all()
+            thread = self._heartbeat
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
 
     def beat(self) -> None:
         """Renew every in-flight marker this process holds (the heartbeat's one step)."""
@@ -154,8 +179,10 @@ class Mailbox:
 
     def _beat_while_held(self) -> None:
         while True:
-            time.sleep(self.inflight_ttl / 3)
+            due = time.monotonic() + self.inflight_ttl / 3
             with self._held_lock:
+                while self._held and (left := due - time.monotonic()) > 0:
+                    self._nothing_held.wait(left)
                 if not self._held:
                     self._heartbeat = None
                     return

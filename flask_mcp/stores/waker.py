@@ -46,6 +46,19 @@ class Waker:
         self._thread: threading.Thread | None = None
         #: Batched reads made so far (for measurements of the store's load).
         self.reads = 0
+        #: Set by :meth:`close`: the app is shut down, and whatever waits here stops waiting.
+        self.closed = False
+
+    def close(self) -> None:
+        """Wake every waiter now, and every later one at once: the streams and handlers of the app end.
+
+        Called when the app is shut down (:meth:`flask_mcp.MCP.shutdown`), so that
+        no stream goes on waiting, holding its thread, for a store the app left.
+        """
+        with self._lock:
+            self.closed = True
+            for waiter in self._waiters:
+                waiter.event.set()
 
     def wait(self, backend: t.Any, seen: dict[str, t.Any], timeout: float) -> bool:
         """Block until one of the keys in *seen* holds another value than the one given, or *timeout* passes.
@@ -53,10 +66,12 @@ class Waker:
         :param backend: the cachelib cache the keys live in (``Cache.cache``:
             the poller runs outside any app context).
         :param seen: each key with the value the caller last saw.
-        :returns: whether a key changed (``False`` on time-out).
+        :returns: whether a key changed (``False`` on time-out); ``True`` at once once :meth:`close` was called.
         """
         waiter = _Waiter(seen)
         with self._lock:
+            if self.closed:
+                return True
             self._backend = backend
             self._waiters.append(waiter)
             if self._thread is None:

@@ -14,7 +14,10 @@ same way:
 * any failure of the input stream (a malformed chunk, a client that hung
   up, a body shorter than announced) is 400;
 * a body that has not arrived within ``MCP_BODY_TIMEOUT`` seconds, however
-  slowly it trickles in, is 408 (:mod:`~flask_mcp.transport.deadline`).
+  slowly it trickles in, is 408 (:mod:`~flask_mcp.transport.deadline`);
+* a body still arriving after ``MCP_BODY_GRACE`` seconds while
+  ``MCP_BODY_WAITERS`` other bodies of the process are already waiting is
+  503 with ``Retry-After``: a few slow clients cannot hold every thread.
 """
 
 from __future__ import annotations
@@ -23,30 +26,51 @@ import logging
 import typing as t
 
 from ..protocol.numerals import parse_numeral
-from .deadline import BodyWatchdog, socket_of
+from .deadline import BUSY, BodyWatchdog, socket_of
 
-__all__ = ["BodyRejected", "read_body"]
+if t.TYPE_CHECKING:
+    from ..config import Settings
+
+__all__ = ["BODY_RETRY_AFTER", "BodyRejected", "read_body", "read_request_body"]
 
 logger = logging.getLogger("flask_mcp")
 
 #: The largest Content-Length that is parsed at all (then compared with the limit).
 _MAX_DECLARED_LENGTH = 2**63 - 1
+#: Seconds a client refused for lack of waiting places is told to wait.
+BODY_RETRY_AFTER = 5
 
 
 class BodyRejected(Exception):
-    """The body cannot be read; the adapter answers *status* with *message* in its own format."""
+    """The body cannot be read; the adapter answers *status* with *message* in its own format.
 
-    def __init__(self, status: int, message: str) -> None:
+    :param retry_after: seconds to send in a ``Retry-After`` header, if any.
+    """
+
+    def __init__(self, status: int, message: str, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry_after = retry_after
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers the answer carries (``Retry-After``)."""
+        return {"Retry-After": str(self.retry_after)} if self.retry_after is not None else {}
 
 
 def _too_large(limit: int) -> BodyRejected:
     return BodyRejected(413, f"Payload Too Large: the limit is {limit} bytes")
 
 
-def _late(timeout: float | None) -> BodyRejected:
+def _cut_off(why: str, timeout: float | None, grace: float | None) -> BodyRejected:
+    if why == BUSY:
+        return BodyRejected(
+            503,
+            f"Service Unavailable: the body did not arrive within {grace:g} seconds, and this server "
+            "is already waiting for as many slow bodies as it may; retry shortly",
+            BODY_RETRY_AFTER,
+        )
     return BodyRejected(408, f"Request Timeout: the body did not arrive within {timeout:g} seconds")
 
 
@@ -93,15 +117,30 @@ def _read(stream: t.Any, size: int) -> bytes:
 WATCHDOG = BodyWatchdog()
 
 
-def read_body(environ: t.Mapping[str, t.Any], stream: t.Any, limit: int, timeout: float | None = None) -> bytes:
+def read_body(
+    environ: t.Mapping[str, t.Any],
+    stream: t.Any,
+    limit: int,
+    timeout: float | None = None,
+    grace: float | None = None,
+    waiters: int | None = None,
+) -> bytes:
     """The body of the request described by *environ*, read from *stream*.
 
     :param environ: the WSGI (or CGI) environ, for its framing headers.
     :param stream: the input stream (``wsgi.input``, a CGI script's stdin).
     :param limit: the largest body accepted, in bytes.
     :param timeout: seconds the whole body may take to arrive
-        (``MCP_BODY_TIMEOUT``); past it the answer is 408. Kept where the
-        server exposes the client's socket (werkzeug, gunicorn).
+        (``MCP_BODY_TIMEOUT``); past it the answer is 408.
+    :param grace: seconds the body may take without one of the process's
+        waiting places (``MCP_BODY_GRACE``).
+    :param waiters: the most bodies of this process that may wait past their
+        grace at once (``MCP_BODY_WAITERS``); past it the answer is 503.
+        ``None``: any number.
+
+    The clocks are kept where the server exposes the client's socket
+    (werkzeug, gunicorn).
+
     :raises BodyRejected: with the status and message to answer (see the
         module docstring).
     """
@@ -110,23 +149,38 @@ def read_body(environ: t.Mapping[str, t.Any], stream: t.Any, limit: int, timeout
         raise _too_large(limit)
     if length == 0:
         return b""
-    sock = socket_of(environ) if timeout is not None else None
-    token = WATCHDOG.watch(sock, t.cast(float, timeout)) if sock is not None else None
+    timed = timeout is not None or (grace is not None and waiters is not None)
+    sock = socket_of(environ) if timed else None
+    token = WATCHDOG.watch(sock, timeout, grace, waiters) if sock is not None else None
     try:
         # A chunked body: one byte past the limit tells one that is too large.
         body = _read(stream, limit + 1 if length is None else length)
     except Exception as exc:
-        if token is not None and not WATCHDOG.done(token):
-            raise _late(timeout) from None
+        why = WATCHDOG.done(token) if token is not None else None
+        if why is not None:
+            raise _cut_off(why, timeout, grace) from None
         # Whatever the server's input stream raises (werkzeug's ClientDisconnected,
         # OSError, ValueError, gunicorn's chunk parse errors) is the client's
         # bytes or connection failing, not a fault of this server.
         logger.info("MCP request body could not be read: %s: %s", type(exc).__name__, exc)
         raise BodyRejected(400, "Bad Request: the request body could not be read") from None
-    if token is not None and not WATCHDOG.done(token):
-        raise _late(timeout)
+    why = WATCHDOG.done(token) if token is not None else None
+    if why is not None:
+        raise _cut_off(why, timeout, grace)
     if length is None and len(body) > limit:
         raise _too_large(limit)
     if length is not None and len(body) < length:
         raise BodyRejected(400, f"Bad Request: the body ended after {len(body)} of its {length} bytes")
     return body
+
+
+def read_request_body(environ: t.Mapping[str, t.Any], settings: Settings) -> bytes:
+    """:func:`read_body` of a WSGI request, with the limits and clocks of *settings*."""
+    return read_body(
+        environ,
+        environ["wsgi.input"],
+        settings.max_content_length,
+        settings.body_timeout,
+        settings.body_grace,
+        settings.body_waiters,
+    )

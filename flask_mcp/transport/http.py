@@ -33,7 +33,7 @@ from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION, MODERN_PROTOCOL_VERS
 from ..stores.events import parse_event_id
 from ..stores.failures import unavailable
 from . import landing, modern, streaming
-from .body import BodyRejected, read_body
+from .body import BodyRejected, read_request_body
 from .guard import is_json_request, rejection
 from .status import json_answer
 
@@ -156,9 +156,9 @@ def _read_body(state: MCPState, environ: WSGIEnvironment) -> bytes:
     if not is_json_request(environ):
         raise _Reject(error_response(415, "Unsupported Media Type: Content-Type must be application/json"))
     try:
-        return read_body(environ, environ["wsgi.input"], state.settings.max_content_length, state.settings.body_timeout)
+        return read_request_body(environ, state.settings)
     except BodyRejected as exc:
-        raise _Reject(error_response(exc.status, exc.message)) from None
+        raise _Reject(error_response(exc.status, exc.message, headers=exc.headers)) from None
 
 
 def _post(state: MCPState, environ: WSGIEnvironment, principal: Principal | None) -> Response:

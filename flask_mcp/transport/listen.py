@@ -110,7 +110,7 @@ def follow(
     ends = last_sent + settings.listen_max_lifetime
     reader = events.reader(None, BROADCAST, number)
     try:
-        while not stopped():
+        while not stopped() and not state.waker.closed:  # closed: the app is shut down
             raw = events.cache.get(counter)  # as the watcher will see it
             for _event_id, message in reader.read(int(raw or 0), time.monotonic(), settings.sse_replay_max):
                 if subscription.wants(message):

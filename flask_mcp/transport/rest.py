@@ -29,7 +29,7 @@ from ..protocol import jsonrpc
 from ..protocol.errors import describe_exception, is_expected
 from ..protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, RESOURCE_NOT_FOUND, MCPError
 from ..stores.failures import unavailable
-from .body import BodyRejected, read_body
+from .body import BodyRejected, read_request_body
 from .guard import is_json_request, rejection
 from .openapi import OpenAPIDocument, security_schemes, swagger_ui_page
 from .rules import add_rule
@@ -173,9 +173,9 @@ def _unavailable(state: MCPState, exc: BaseException) -> Response:
 def _read_object(state: MCPState) -> dict[str, t.Any] | Response:
     environ = request.environ
     try:
-        body = read_body(environ, environ["wsgi.input"], state.settings.max_content_length, state.settings.body_timeout)
+        body = read_request_body(environ, state.settings)
     except BodyRejected as exc:
-        return error(exc.status, exc.message)
+        return error(exc.status, exc.message, exc.headers)
     if not body.strip():
         return {}  # a tool without arguments may be called with no body at all
     try:

@@ -29,8 +29,9 @@ from flask import Response, copy_current_request_context, stream_with_context
 from ..core.context import NoAnswer
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
-from ..stores.events import BROADCAST, parse_event_id
+from ..stores.events import BROADCAST, GAP_GRACE, parse_event_id
 from ..stores.failures import unavailable
+from .lost_requests import LostRequest
 from .status import http_status
 
 if t.TYPE_CHECKING:
@@ -94,6 +95,8 @@ class HTTPChannel:
         self.streaming = False
         # Guards the switch: the final response must know whether a stream began.
         self.lock = threading.RLock()
+        #: Whether the event log knows which request this stream carries.
+        self._begun = False
 
     def send(self, kind: str, message: dict[str, t.Any]) -> None:
         """Log *message* under the next event id of this stream and queue it."""
@@ -103,6 +106,7 @@ class HTTPChannel:
             event_id: str | None = None
             if events is not None and session_id is not None:
                 try:
+                    self._begin()
                     event_id = events.append(session_id, self.stream_id, message)
                 except self.state.store_errors:
                     # The store is down: the live stream still gets the message (and ends
@@ -124,9 +128,32 @@ class HTTPChannel:
         """Send a notification on the event stream."""
         self.send(_MESSAGE, {"jsonrpc": "2.0", "method": method, "params": params})
 
+    def _begin(self) -> None:
+        """Before the stream's first event (or its closing): note whose stream it is, for whoever resumes it."""
+        events, session_id = self.state.events, self.client.session_id
+        if not self._begun and not self.modern and events is not None and session_id is not None:
+            events.begin(session_id, self.stream_id, self.request_id)
+            self._begun = True
+
     def close_stream(self) -> None:
         """End the live stream now; later messages wait in the log for the client to resume."""
         with self.lock:
+            try:
+                self._begin()
+            except self.state.store_errors:
+                logger.warning("MCP store unavailable: stream %s not noted", self.stream_id)
+            self.streaming = True
+            self.outbox.put((_CLOSE, None, None))
+
+    def end_without_response(self) -> None:
+        """The request was cancelled: its stream ends, now and for whoever resumes it, with no response."""
+        with self.lock:
+            try:
+                self._begin()
+                if self._begun:
+                    t.cast("EventLog", self.state.events).end(t.cast(str, self.client.session_id), self.stream_id)
+            except self.state.store_errors:
+                logger.warning("MCP store unavailable: the end of stream %s not logged", self.stream_id)
             self.streaming = True
             self.outbox.put((_CLOSE, None, None))
 
@@ -212,7 +239,7 @@ def respond(
                 logger.warning("MCP store unavailable while ending request %r", message.id)
             if cancelled:
                 # The specification: a cancelled request gets no response; its stream just ends.
-                channel.close_stream()
+                channel.end_without_response()
             else:
                 if response is None:
                     response = jsonrpc.failure(message.id, state.server.internal_error(RuntimeError("handler failed")))
@@ -320,6 +347,7 @@ def _tail(
     yield sse_event(b"", f"{stream}:{number}", settings.sse_retry_ms)
     started = last_sent = last_event = time.monotonic()
     reader = events.reader(session_id, stream, number)
+    request = LostRequest.of(state, session_id, stream)
     try:
         while True:
             raw = events.cache.get(counter)  # as the watcher will see it (None before the first event)
@@ -332,13 +360,25 @@ def _tail(
                 if stream != BROADCAST and "method" not in message:
                     return  # the request's response: its stream is complete
             now = time.monotonic()
+            watched = {counter: raw}
+            if request is not None:
+                verdict = request.look(now, reader.behind)
+                if verdict is not None:
+                    if verdict:
+                        yield sse_event(jsonrpc.encode(request.failure()))
+                    return  # lost, or cancelled: nothing more will come
+                watched[request.marker] = request.present
             ends = min(started + settings.sse_max_lifetime, last_event + settings.sse_idle_timeout)
             if now >= ends:
                 return  # idle or old: the client reconnects with Last-Event-ID
             timeout = min(ends, last_sent + settings.sse_keepalive) - now
             if reader.behind:
                 timeout = min(timeout, settings.sse_poll_interval)  # an event is on its way: look again soon
-            woken = state.waker.wait(backend, {counter: raw}, timeout)
+            if request is not None and request.missing_since is not None:
+                timeout = min(timeout, max(request.missing_since + GAP_GRACE - now, settings.sse_poll_interval))
+            woken = state.waker.wait(backend, watched, timeout)
+            if state.waker.closed:
+                return  # the app is shut down: the client resumes elsewhere
             if not woken and time.monotonic() - last_sent >= settings.sse_keepalive:
                 yield b": keep-alive\n\n"  # a comment: proxies and clients see the stream is alive
                 last_sent = time.monotonic()

@@ -110,3 +110,42 @@ def test_spill_token() -> None:
     assert spill_token(SPILL_URI_PREFIX + "abc") == "abc"
     assert spill_token(SPILL_URI_PREFIX) is None
     assert spill_token("file:///x") is None
+
+
+TOKENS = {"ada-token": "ada", "bob-token": "bob"}
+
+
+def test_modern_spilled_result_belongs_to_its_caller(mcp: MCP, make_app: t.Any, make_client: t.Any) -> None:
+    """Without a session, the link is bound to the principal: another caller holding it reads nothing."""
+
+    @mcp.tool(max_result_bytes=500, spill_to_resource=True, permissions=[])
+    def dump() -> list[dict[str, t.Any]]:
+        return BIG
+
+    app = make_app(mcp, MCP_AUTH_TOKENS=TOKENS)
+    ada = make_client(app, era="modern", token="ada-token")
+    bob = make_client(app, era="modern", token="bob-token")
+    uri = ada.call_tool("dump")["content"][1]["uri"]
+    error = bob.error("resources/read", {"uri": uri})
+    assert error["code"] == -32602 and error["data"] == {"uri": uri}  # as for a link that never existed
+    (contents,) = ada.read_resource(uri)
+    assert json.loads(contents["text"]) == {"result": BIG}
+    # Nor can another caller of the handshake era read it, or the owner through a session of another principal.
+    handshake = make_client(app, token="bob-token")
+    handshake.initialize()
+    assert handshake.error("resources/read", {"uri": uri})["code"] == -32002
+
+
+def test_a_session_link_is_not_read_outside_its_session_by_the_same_principal(
+    mcp: MCP, make_app: t.Any, make_client: t.Any
+) -> None:
+    @mcp.tool(max_result_bytes=500, spill_to_resource=True, permissions=[])
+    def dump() -> list[dict[str, t.Any]]:
+        return BIG
+
+    app = make_app(mcp, MCP_AUTH_TOKENS=TOKENS)
+    session = make_client(app, token="ada-token")
+    session.initialize()
+    uri = session.call_tool("dump")["content"][1]["uri"]
+    assert make_client(app, era="modern", token="ada-token").error("resources/read", {"uri": uri})["code"] == -32602
+    assert json.loads(session.read_resource(uri)[0]["text"]) == {"result": BIG}

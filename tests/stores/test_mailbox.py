@@ -15,6 +15,7 @@ import pytest
 from flask import Flask
 from flask_caching import Cache
 
+from flask_mcp import MCP
 from flask_mcp.stores.mailbox import Mailbox
 from tests.conftest import Clock
 from tests.transport.test_streaming import Endpoint, call, gunicorn, read_events
@@ -23,8 +24,10 @@ TTL = 600
 
 
 @pytest.fixture
-def mailbox(cache: Cache) -> Mailbox:
-    return Mailbox(cache, ttl=TTL, poll_interval=0.001)
+def mailbox(cache: Cache) -> t.Iterator[Mailbox]:
+    mailbox = Mailbox(cache, ttl=TTL, poll_interval=0.001)
+    yield mailbox
+    mailbox.stop(timeout=10)  # its heartbeat ends with the test, whatever the test left claimed
 
 
 def never() -> bool:
@@ -110,14 +113,43 @@ def test_cancelling_what_is_not_in_flight_writes_nothing(mailbox: Mailbox, cache
 def test_a_live_worker_keeps_its_ids_and_a_dead_one_frees_them(cache: Cache, cache_clock: Clock) -> None:
     """In-flight markers outlive inflight_ttl only while their worker's heartbeat renews them."""
     live, dead = (Mailbox(cache, ttl=TTL, inflight_ttl=30) for _ in range(2))
-    assert live.claim("s1", "a") and dead.claim("s1", "b")
-    for _ in range(5):  # two and a half minutes, with a beat every 20 s of the live worker
-        cache_clock.advance(20)
-        live.beat()
-    assert not live.claim("s1", "a")  # still in flight
-    assert live.claim("s1", "b")  # the dead worker's id expired
-    live.release("s1", "a")
-    assert live.claim("s1", "a")
+    try:
+        assert live.claim("s1", "a") and dead.claim("s1", "b")
+        for _ in range(5):  # two and a half minutes, with a beat every 20 s of the live worker
+            cache_clock.advance(20)
+            live.beat()
+        assert not live.claim("s1", "a")  # still in flight
+        assert live.claim("s1", "b")  # the dead worker's id expired
+        live.release("s1", "a")
+        assert live.claim("s1", "a")
+    finally:
+        live.stop(timeout=10)
+        dead.stop(timeout=10)
+
+
+def test_the_heartbeat_ends_when_the_last_marker_is_released(mailbox: Mailbox) -> None:
+    """No marker held, no thread: the heartbeat does not sleep out its period first."""
+    assert mailbox.claim("s1", 1) and mailbox.claim("s1", 2)
+    heartbeat = mailbox._heartbeat
+    assert heartbeat is not None and heartbeat.is_alive()
+    mailbox.release("s1", 1)
+    assert heartbeat.is_alive()  # one marker still held
+    mailbox.release("s1", 2)
+    heartbeat.join(5)  # a third of inflight_ttl is 20 s: it must end long before
+    assert not heartbeat.is_alive()
+
+
+def test_the_heartbeat_stops_with_its_app(make_app: t.Callable[..., t.Any]) -> None:
+    """mcp.shutdown(app) stops renewing the app's markers: no thread goes on against a store the app left."""
+    mcp = MCP()
+    app = make_app(mcp)
+    mailbox = app.extensions["mcp"].mailbox
+    with app.app_context():
+        assert mailbox.claim("s1", 1)
+    heartbeat = mailbox._heartbeat
+    assert heartbeat is not None and heartbeat.is_alive()
+    mcp.shutdown(app)
+    assert not heartbeat.is_alive()
 
 
 def test_a_release_during_a_beat_is_not_undone(mailbox: Mailbox, monkeypatch: pytest.MonkeyPatch) -> None:

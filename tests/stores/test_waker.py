@@ -67,3 +67,19 @@ def test_stream_slots_count_against_their_limit() -> None:
     for _ in range(5):
         slots.give_back()
     assert slots.open == 0
+
+
+def test_closing_wakes_every_waiter_and_the_poller_ends() -> None:
+    """An app shut down leaves nothing waiting on its store: its streams end, and so does the watcher's thread."""
+    backend, waker = SimpleCache(), Waker(0.001)
+    backend.set("counter", 1)
+    threads = [waiting(waker, backend, {"counter": 1}, timeout=60) for _ in range(3)]
+    waker.close()
+    for thread, outcome in threads:
+        thread.join(10)
+        assert outcome == [True]
+    assert waker.wait(backend, {"counter": 1}, 60) is True  # at once: nothing waits on a closed watcher
+    poller = waker._thread
+    if poller is not None:
+        poller.join(10)
+    assert waker._thread is None

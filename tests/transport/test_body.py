@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
+import json
 import socket
 import threading
 import typing as t
+import urllib.request
 
 import pytest
 from werkzeug.exceptions import ClientDisconnected
@@ -145,6 +148,72 @@ def test_a_body_in_time_is_read_and_its_clock_stopped() -> None:
     with left, right:
         right.sendall(b'{"a": 1}')
         environ = {"CONTENT_LENGTH": "8", "werkzeug.socket": left}
-        watched = set(WATCHDOG._live)
-        assert read_body(environ, left.makefile("rb"), 100, timeout=60) == b'{"a": 1}'
-        assert WATCHDOG._live == watched  # its clock is stopped: the watchdog will never shut this socket
+        watched = WATCHDOG.watching
+        assert read_body(environ, left.makefile("rb"), 100, timeout=60, grace=1, waiters=0) == b'{"a": 1}'
+        assert WATCHDOG.watching == watched  # its clock is stopped: the watchdog will never shut this socket
+        assert WATCHDOG.waiting == 0  # and it never took a waiting place
+
+
+# -- slow clients against a real threaded server ------------------------------------------------
+
+#: Seconds another caller may take to be answered while slow clients hold connections: generous.
+ANSWERED_WITHIN = 15.0
+
+
+class SlowClient:
+    """A raw connection that announces a body and sends it a byte at a time, then stalls."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=ANSWERED_WITHIN + 15)
+        head = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{"
+        )
+        self.sock.sendall(head.encode())
+
+    def drip(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.send(b" ")
+
+    def answer(self) -> bytes:
+        """What the server answered, once it closed the connection."""
+        received = b""
+        with contextlib.suppress(OSError):
+            while chunk := self.sock.recv(65536):
+                received += chunk
+        return received
+
+
+def test_slow_bodies_do_not_hold_every_gunicorn_thread() -> None:
+    """Ten bodies trickling into gunicorn's gthread worker (8 threads): another caller is still answered.
+
+    With the default limits, at most ``MCP_BODY_WAITERS`` slow bodies keep a
+    thread until their deadline; the others are refused (503) after their
+    grace, and the threads go on serving.
+    """
+    from .test_multiprocess import DISCOVER, HEADERS
+    from .test_streaming import gunicorn
+
+    with gunicorn(app="tests.streaming_app:create_app(note_threads=False)") as server, contextlib.ExitStack() as stack:
+        slow = [SlowClient(server.port) for _ in range(10)]
+        for client in slow:
+            stack.callback(client.sock.close)
+        pace = threading.Event()
+        for _ in range(3):  # a byte each, a few times: then they stall, as a byte a second would
+            pace.wait(0.2)
+            for client in slow:
+                client.drip()
+        request = urllib.request.Request(
+            server.url,
+            data=json.dumps(DISCOVER).encode(),
+            headers={"Content-Type": "application/json", **HEADERS},
+        )
+        with urllib.request.urlopen(request, timeout=ANSWERED_WITHIN) as response:
+            assert response.status == 200
+            assert "result" in json.loads(response.read())
+        statuses = []
+        for client in slow:
+            status_line, _, rest = client.answer().partition(b"\r\n")
+            statuses.append(int(status_line.split()[1]))
+            assert b"application/json" in rest
+        assert set(statuses) <= {408, 503} and 503 in statuses, statuses

@@ -13,7 +13,7 @@ from ...protocol.errors import NotFoundError, StoreRefused, describe_exception, 
 from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MCPError
 from ...results.convert import tool_result
 from ...results.formats import ErrorType, error_result
-from ...results.spill import spill_uri
+from ...results.spill import spill_owner, spill_uri
 from ..calls import check_arguments, execute_tool
 from ..input_requests import InputError
 from ..result_cache import keep_result
@@ -192,7 +192,8 @@ def _limit_size(call: Call, tool: Tool, result: dict[str, t.Any]) -> dict[str, t
         text, mime_type = first["text"], "text/plain"
     else:  # content blocks of other kinds: the whole result, as JSON
         text, mime_type = encoded, "application/json"
-    token = store.put(text, mime_type, policy.spill_ttl, call.state.session_id, caller=call.caller)
+    owner = spill_owner(call.principal, call.state.session_id)
+    token = store.put(text, mime_type, policy.spill_ttl, owner, caller=call.caller)
     uri = spill_uri(token)
     notice = (
         f"The result is {size} bytes, over this tool's limit of {limit} bytes. It is stored as {uri} "
