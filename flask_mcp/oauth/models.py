@@ -75,14 +75,13 @@ class Client(Base):
         return None
 
     def get_allowed_scope(self, scope: str | None) -> str:
-        registered = self.client_metadata.get("scope")
+        # The registered scope is only the default: a client's own registration is no limit worth
+        # keeping (it could register again), and MCP clients ask for more scopes later (step-up)
+        # without registering again. What a token gets is bounded by the supported scopes, the
+        # user's allowed scopes and the user's consent.
         if not scope:
-            return str(registered or "")
-        wanted = scope.split()
-        if registered:
-            allowed = set(str(registered).split())
-            wanted = [item for item in wanted if item in allowed]
-        return " ".join(dict.fromkeys(wanted))
+            return str(self.client_metadata.get("scope") or "")
+        return " ".join(dict.fromkeys(scope.split()))
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
         from .redirects import redirect_matches

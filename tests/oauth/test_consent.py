@@ -1,4 +1,4 @@
-"""The authorization endpoint's pages: sign-in redirect, consent and its CSRF token, remembered consents, connections."""
+"""The authorization endpoint's pages: sign-in redirect, consent and its CSRF token, remembered consents."""
 
 from __future__ import annotations
 
