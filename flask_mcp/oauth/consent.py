@@ -110,6 +110,9 @@ def authorize_view() -> Response:
         grant = server.get_consent_grant(end_user=None)
     except OAuth2Error as error:
         return _oauth_error(state, error)
+    except ValueError:
+        # Authlib refuses to echo some characters of the input in an error description.
+        return _error_page(400, "invalid_request", "The request holds characters that are not allowed.")
     user = state.users.current_user()
     if user is None:
         # Back to this very request after sign-in: a path on this site, never a URL from the request.

@@ -79,7 +79,11 @@ class Registration(ClientRegistrationEndpoint):  # type: ignore[misc]
             raise InvalidClientMetadataError("the registration request is a JSON object")
         if len(str(data)) > _MAX_METADATA:
             raise InvalidClientMetadataError("the client metadata is too large")
-        metadata = t.cast("dict[str, t.Any]", super().extract_client_metadata(request))
+        try:
+            metadata = t.cast("dict[str, t.Any]", super().extract_client_metadata(request))
+        except (TypeError, AttributeError, ValueError) as exc:
+            # Authlib's claim checks assume each member has its documented JSON type.
+            raise InvalidClientMetadataError("a client metadata member has the wrong type") from exc
         metadata.setdefault("token_endpoint_auth_method", "client_secret_basic")
         metadata.setdefault("grant_types", ["authorization_code"])
         metadata.setdefault("response_types", ["code"])

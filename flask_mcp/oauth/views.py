@@ -40,9 +40,18 @@ def _preflight() -> Response | None:
     return _cors(Response(status=204)) if request.method == "OPTIONS" else None
 
 
+def _refused_input() -> Response:
+    # Authlib refuses to echo some input in an error description by raising ValueError: still a bad request.
+    body = {"error": "invalid_request", "error_description": "the request holds characters that are not allowed"}
+    return _json(body, 400)
+
+
 def token_view() -> Response:
     """``POST /token``: every grant (authorization code, refresh token, client credentials)."""
-    return _preflight() or _cors(oauth_state().server.create_token_response())
+    try:
+        return _preflight() or _cors(oauth_state().server.create_token_response())
+    except ValueError:
+        return _cors(_refused_input())
 
 
 def register_view() -> Response:
@@ -64,12 +73,18 @@ def register_view() -> Response:
         return _cors(_json(body, 400))
     if state.settings.unused_client_ttl is not None:
         state.store.forget_unused_clients(state.settings.unused_client_ttl)
-    return _cors(state.server.create_endpoint_response("client_registration"))
+    try:
+        return _cors(state.server.create_endpoint_response("client_registration"))
+    except ValueError:
+        return _cors(_refused_input())
 
 
 def revoke_view() -> Response:
     """``POST /revoke`` (RFC 7009)."""
-    return _preflight() or _cors(oauth_state().server.create_endpoint_response("revocation"))
+    try:
+        return _preflight() or _cors(oauth_state().server.create_endpoint_response("revocation"))
+    except ValueError:
+        return _cors(_refused_input())
 
 
 def jwks_view() -> Response:
