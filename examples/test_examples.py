@@ -117,8 +117,12 @@ def every_example() -> t.Iterator[str]:
 @pytest.mark.parametrize("name", list(every_example()))
 def test_every_example_initializes(name: str) -> None:
     module = load_example(name)
+    app, principal = module.app, None
+    if hasattr(module, "OAuthServer"):
+        # An example that is its own authorization server: the test stands in for a signed-in user.
+        app, principal = module.create_app({"TESTING": True}), "alice"
     # An example protected by a bearer token names its own.
-    client = MCPTestClient(module.app, validator=SCHEMA, token=getattr(module, "DEFAULT_TOKEN", None))
+    client = MCPTestClient(app, validator=SCHEMA, token=getattr(module, "DEFAULT_TOKEN", None), principal=principal)
     result = client.initialize()
     assert result["protocolVersion"] == "2025-11-25"
     client.list_tools()

@@ -92,6 +92,34 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_AUTH_REQUIRED_SCOPES": (),
     # Authenticate the OpenAPI document and docs page of the REST adapter too.
     "MCP_AUTH_OPENAPI": True,
+    # The OAuth authorization server (flask_mcp.oauth.OAuthServer, the oauth extra).
+    # Its issuer identifier; None: the origin of MCP_AUTH_RESOURCE.
+    "MCP_OAUTH_ISSUER": None,
+    # Path of its endpoints (authorize, token, register, revoke, jwks.json, connections).
+    "MCP_OAUTH_URL_PREFIX": "/oauth",
+    # SQLAlchemy URL of its database; None: SQLite in the app's instance folder
+    # (or the Flask-SQLAlchemy db given to OAuthServer).
+    "MCP_OAUTH_DATABASE_URI": None,
+    # Lifetimes in seconds: access tokens are short-lived, codes live a minute.
+    "MCP_OAUTH_ACCESS_TOKEN_TTL": 600,
+    "MCP_OAUTH_REFRESH_TOKEN_TTL": 30 * 86400,
+    "MCP_OAUTH_CODE_TTL": 60,
+    # Serve RFC 7591 dynamic client registration.
+    "MCP_OAUTH_REGISTRATION": True,
+    # An initial access token registration needs (Authorization: Bearer); None: open registration.
+    "MCP_OAUTH_REGISTRATION_TOKEN": None,
+    # Registrations per client address.
+    "MCP_OAUTH_REGISTRATION_RATE_LIMIT": "20/hour",
+    # Seconds after which a registered client that never obtained a token is deleted; None: kept.
+    "MCP_OAUTH_UNUSED_CLIENT_TTL": 86400,
+    # {scope: description} shown on the consent page, besides the scopes the tools' permissions use.
+    "MCP_OAUTH_SCOPES": {},
+    # Private signing keys (JWKs, the newest first); empty: generated once and kept in the database.
+    "MCP_OAUTH_SIGNING_KEYS": (),
+    # Endpoint of the app's login view; None: Flask-Login's login_manager.login_view.
+    "MCP_OAUTH_LOGIN_VIEW": None,
+    # Seconds a consent page stays valid before its form is refused.
+    "MCP_OAUTH_CONSENT_MAX_AGE": 600,
     # Live sessions per principal; past it the oldest is ended. None: no cap.
     "MCP_SESSIONS_PER_PRINCIPAL": 100,
     # Absolute lifetime of a session in seconds, however active; None: no limit.

@@ -25,6 +25,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("stores", "auth"),
     ("transport",),
     ("integration",),
+    # The OAuth authorization server (an optional extra) is built on an MCP server and on Flask.
+    ("oauth",),
 ]
 #: The layers that know nothing of Flask, Werkzeug or flask-caching.
 FLASK_FREE = {"schemas", "protocol", "policies", "results", "components", "core"}

@@ -43,8 +43,10 @@ class JWTBackend(AuthBackend):
     :param issuer: the expected ``iss``.
     :param audience: the expected ``aud``; ``None`` means ``MCP_AUTH_RESOURCE``.
     :param key: a public key as PEM text, or a JWK dict.
-    :param jwks: a JWKS document (``{"keys": [...]}``) or the path of a JSON
-        file holding one; the token's ``kid`` picks the key.
+    :param jwks: a JWKS document (``{"keys": [...]}``), the path of a JSON
+        file holding one, or a function returning one (asked for each token,
+        so keys rotated at run time are taken up; it should cache); the
+        token's ``kid`` picks the key.
     :param secret: a shared secret, which enables HS256/384/512; those are
         refused otherwise, since a public key must never be used as an HMAC secret.
     :param algorithms: the allowlist; ``none`` is always refused.
@@ -59,7 +61,7 @@ class JWTBackend(AuthBackend):
         issuer: str | None,
         audience: str | t.Sequence[str] | None = None,
         key: Key | None = None,
-        jwks: t.Mapping[str, t.Any] | str | Path | None = None,
+        jwks: t.Mapping[str, t.Any] | str | Path | t.Callable[[], t.Mapping[str, t.Any]] | None = None,
         secret: str | bytes | None = None,
         algorithms: t.Sequence[str] | None = None,
         leeway: float = 0,
@@ -85,7 +87,10 @@ class JWTBackend(AuthBackend):
         self.leeway = leeway
         self._secret = secret
         self._key = _load_key(key) if key is not None else None
-        self._jwks = _load_jwks(jwks) if jwks is not None else None
+        self._jwks_source = jwks if callable(jwks) else None
+        # The last document the function returned and its parsed keys: parsed again only when it changes.
+        self._jwks_memo: tuple[t.Any, dict[str | None, t.Any]] | None = None
+        self._jwks = _load_jwks(jwks) if jwks is not None and not callable(jwks) else None
 
     @property
     def checks_audience(self) -> bool:  # type: ignore[override]
@@ -134,11 +139,18 @@ class JWTBackend(AuthBackend):
     def _key_for(self, algorithm: str, kid: t.Any) -> t.Any:
         if algorithm.upper().startswith("HS"):
             return self._secret
-        if self._jwks is not None:
+        keys = self._jwks
+        if self._jwks_source is not None:
+            document = self._jwks_source()
+            memo = self._jwks_memo
+            if memo is None or memo[0] is not document:
+                memo = self._jwks_memo = (document, _load_jwks(document))
+            keys = memo[1]
+        if keys is not None:
             if kid is not None:
-                return self._jwks.get(kid)
+                return keys.get(kid)
             # No kid: only an unambiguous one-key set can tell which key.
-            return next(iter(self._jwks.values())) if len(self._jwks) == 1 else None
+            return next(iter(keys.values())) if len(keys) == 1 else None
         return self._key
 
 

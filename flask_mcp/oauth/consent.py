@@ -1,0 +1,204 @@
+"""The authorization endpoint: sign-in through the app, the consent page, remembered consents, connected clients.
+
+The consent form is protected by a token signed with the app's
+``SECRET_KEY`` (itsdangerous) that binds a random nonce kept in the user's
+Flask session, the signed-in user and the exact authorization request: a
+form posted from elsewhere, for someone else, or for another request is
+refused. Redirects go only to a redirect URI the client registered (after
+the client and URI were validated) or to the app's own login view with a
+``next`` that is a path on this site.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import typing as t
+from urllib.parse import urlsplit
+
+from authlib.common.urls import add_params_to_uri
+from authlib.oauth2.rfc6749 import OAuth2Error
+from flask import Response, current_app, redirect, render_template, request, session, url_for
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+
+from .grants import GrantedUser
+from .tokens import oauth_state
+
+if t.TYPE_CHECKING:
+    from .server import OAuthState
+
+__all__ = ["authorize_view", "connections_view", "revoke_connection_view"]
+
+#: The Flask session key of the CSRF nonce (a random value, no credential).
+NONCE_KEY = "_mcp_oauth_nonce"
+_SALT = "flask-mcp.oauth.consent"
+
+
+def _serializer() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(t.cast(str, current_app.secret_key), salt=_SALT)
+
+
+def _nonce() -> str:
+    nonce = session.get(NONCE_KEY)
+    if not isinstance(nonce, str):
+        nonce = session[NONCE_KEY] = secrets.token_urlsafe(24)
+    return nonce
+
+
+def csrf_token(subject: str, purpose: str) -> str:
+    """A token binding this browser session, *subject* and *purpose* (a digest of the request)."""
+    return _serializer().dumps({"n": _nonce(), "u": subject, "p": purpose})
+
+
+def csrf_valid(token: object, subject: str, purpose: str, max_age: int) -> bool:
+    """Whether *token* was made by :func:`csrf_token` for this session, *subject* and *purpose*, recently."""
+    nonce = session.get(NONCE_KEY)
+    if not isinstance(token, str) or not isinstance(nonce, str):
+        return False
+    try:
+        data = _serializer().loads(token, max_age=max_age)
+    except BadSignature:
+        return False
+    if not isinstance(data, dict):
+        return False
+    expected = {"n": nonce, "u": subject, "p": purpose}
+    return all(
+        isinstance(data.get(key), str) and hmac.compare_digest(data[key], value) for key, value in expected.items()
+    )
+
+
+def _request_digest() -> str:
+    # The consent form posts back to the same URL: its query string is the authorization request.
+    return hashlib.sha256(request.query_string).hexdigest()
+
+
+def _page(template: str, status: int, **context: t.Any) -> Response:
+    response = Response(render_template(template, **context), status=status, content_type="text/html; charset=utf-8")
+    response.headers["Cache-Control"] = "no-store"
+    # The pages must not be framed (clickjacking of the approve button).
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
+    return response
+
+
+def _error_page(status: int, error: str, description: str) -> Response:
+    return _page("mcp_oauth/error.html", status, error=error, description=description)
+
+
+def _with_issuer(state: OAuthState, response: Response) -> Response:
+    # RFC 9207: every authorization response redirected to the client names the issuer.
+    location = response.headers.get("Location")
+    if location and "iss=" not in (urlsplit(location).query or ""):
+        response.headers["Location"] = add_params_to_uri(location, [("iss", state.settings.issuer)])
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _oauth_error(state: OAuthState, error: OAuth2Error) -> Response:
+    if getattr(error, "redirect_uri", None):
+        # The client and its redirect URI were validated: the error goes back to the client.
+        return _with_issuer(state, state.server.handle_error_response(None, error))
+    return _error_page(400, error.error or "invalid_request", error.get_error_description() or "")
+
+
+def authorize_view() -> Response:
+    """``GET /authorize`` validates, signs in, and shows the consent page; ``POST`` is the user's answer."""
+    state = oauth_state()
+    server = state.server
+    try:
+        grant = server.get_consent_grant(end_user=None)
+    except OAuth2Error as error:
+        return _oauth_error(state, error)
+    except ValueError:
+        # Authlib refuses to echo some characters of the input in an error description.
+        return _error_page(400, "invalid_request", "The request holds characters that are not allowed.")
+    user = state.users.current_user()
+    if user is None:
+        # Back to this very request after sign-in: a path on this site, never a URL from the request.
+        next_url = request.path + ("?" + request.query_string.decode("latin-1") if request.query_string else "")
+        login = state.users.login_url(state.settings.login_view, next_url)
+        if login is None:
+            return _error_page(401, "login_required", "Sign in to this site first.")
+        return t.cast(Response, redirect(login))
+    subject = state.users.subject(user)
+    client = grant.client
+    requested = (grant.request.scope or "").split()
+    grantable = state.users.allowed_scopes(user, requested)
+    refused = [scope for scope in requested if scope not in grantable]
+
+    def answer(granted: bool) -> Response:
+        owner = GrantedUser(subject, " ".join(grantable)) if granted else None
+        return _with_issuer(state, server.create_authorization_response(grant_user=owner, grant=grant))
+
+    if requested and not grantable:
+        return answer(False)  # nothing asked for may be granted to this user
+    if request.method == "POST":
+        if not csrf_valid(request.form.get("csrf_token"), subject, _request_digest(), state.settings.consent_max_age):
+            return _error_page(400, "invalid_request", "The consent form expired or was not sent from this site.")
+        if request.form.get("decision") != "approve":
+            return answer(False)
+        state.store.remember_consent(subject, client.client_id, grantable)
+        return answer(True)
+    consent = state.store.consent(subject, client.client_id)
+    if consent is not None and set(grantable) <= consent.scopes and request.args.get("prompt") != "consent":
+        return answer(True)
+    return _page(
+        "mcp_oauth/consent.html",
+        200,
+        client_name=client.client_name,
+        client_uri=_https(client.client_metadata.get("client_uri")),
+        logo_uri=_https(client.client_metadata.get("logo_uri")),
+        redirect_host=urlsplit(grant.redirect_uri or "").netloc or urlsplit(grant.redirect_uri or "").scheme,
+        scopes=[(scope, state.scopes.describe(scope)) for scope in grantable],
+        refused=[(scope, state.scopes.describe(scope)) for scope in refused],
+        user_name=state.users.display_name(user),
+        csrf_token=csrf_token(subject, _request_digest()),
+        action=request.full_path if request.query_string else request.path,
+    )
+
+
+def _https(value: object) -> str | None:
+    return value if isinstance(value, str) and urlsplit(value).scheme == "https" else None
+
+
+def connections_view() -> Response:
+    """``GET /connections``: the clients the signed-in user approved, each with a revoke button."""
+    state = oauth_state()
+    user = state.users.current_user()
+    if user is None:
+        login = state.users.login_url(state.settings.login_view, request.path)
+        return t.cast(Response, redirect(login)) if login else _error_page(401, "login_required", "Sign in first.")
+    subject = state.users.subject(user)
+    rows = [
+        {
+            "client_id": consent.client_id,
+            "client_name": client.client_name if client is not None else consent.client_id,
+            "scopes": [(scope, state.scopes.describe(scope)) for scope in sorted(consent.scopes)],
+            "granted_at": consent.granted_at,
+        }
+        for consent, client in state.store.connections(subject)
+    ]
+    return _page(
+        "mcp_oauth/connections.html",
+        200,
+        connections=rows,
+        user_name=state.users.display_name(user),
+        csrf_token=csrf_token(subject, "connections"),
+        action=url_for("mcp_oauth.revoke_connection"),
+    )
+
+
+def revoke_connection_view() -> Response:
+    """``POST /connections/revoke``: forget a consent and revoke every token of that client for this user."""
+    state = oauth_state()
+    user = state.users.current_user()
+    if user is None:
+        return _error_page(401, "login_required", "Sign in first.")
+    subject = state.users.subject(user)
+    if not csrf_valid(request.form.get("csrf_token"), subject, "connections", state.settings.consent_max_age):
+        return _error_page(400, "invalid_request", "The form expired or was not sent from this site.")
+    client_id = request.form.get("client_id")
+    if isinstance(client_id, str) and client_id:
+        state.store.revoke_connection(subject, client_id)
+    return t.cast(Response, redirect(url_for("mcp_oauth.connections"), code=303))

@@ -1,0 +1,173 @@
+"""``OAuthServer``: the app as the OAuth 2.1 authorization server of its own users, for one MCP server."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing as t
+from urllib.parse import urlsplit
+
+from authlib.integrations.flask_oauth2 import AuthorizationServer
+from authlib.oauth2.rfc6749 import InvalidScopeError
+from flask import Blueprint, Flask
+from sqlalchemy import create_engine
+
+from ..globals import state_for
+from ..policies.tool import ConfigurationError
+from .endpoints import Registration, Revocation
+from .grants import (
+    AuthorizationCodeGrant,
+    ClientCredentialsGrant,
+    RefreshTokenGrant,
+    ResourceIndicator,
+    S256CodeChallenge,
+)
+from .keys import SigningKeys
+from .scopes import ScopeCatalog
+from .settings import OAuthSettings
+from .store import OAuthStore
+from .tokens import STATE_KEY, AccessTokenGenerator, OAuthTokenBackend, save_token
+from .users import UserHooks
+
+if t.TYPE_CHECKING:
+    from ..extension import MCP
+
+__all__ = ["MCPAuthorizationServer", "OAuthServer", "OAuthState"]
+
+
+class MCPAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
+    """Authlib's Flask authorization server, holding what the grants and endpoints need."""
+
+    def __init__(self, settings: OAuthSettings, store: OAuthStore, keys: SigningKeys, scopes: ScopeCatalog) -> None:
+        super().__init__()
+        self.settings = settings
+        self.store = store
+        self.keys = keys
+        self.scopes = scopes
+        self._query_client = store.client
+        self._save_token = lambda token, request: save_token(self, token, request)
+        self.register_token_generator("default", AccessTokenGenerator(self))
+        self.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True), ResourceIndicator()])
+        self.register_grant(RefreshTokenGrant)
+        self.register_grant(ClientCredentialsGrant)
+        self.register_endpoint(Revocation)
+        if settings.registration_enabled:
+            self.register_endpoint(Registration)
+
+    def validate_requested_scope(self, scope: str | None) -> None:
+        """Refuse scopes no permission or setting names (the set is read now: tools may be added later)."""
+        if scope and not set(scope.split()) <= set(self.scopes.supported()):
+            raise InvalidScopeError()
+
+    def handle_response(self, status_code: int, payload: t.Any, headers: t.Any) -> t.Any:
+        response = super().handle_response(status_code, payload, headers)
+        # Token and registration answers carry credentials: never cached (RFC 6749 section 5.1).
+        response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
+
+@dataclasses.dataclass
+class OAuthState:
+    """What one app's authorization server is made of (``app.extensions["flask_mcp.oauth"]``)."""
+
+    settings: OAuthSettings
+    store: OAuthStore
+    keys: SigningKeys
+    scopes: ScopeCatalog
+    users: UserHooks
+    server: MCPAuthorizationServer
+
+
+class OAuthServer:
+    """Serve an OAuth 2.1 authorization server for *mcp*, signing in the app's own users.
+
+    ::
+
+        mcp = MCP()
+        oauth = OAuthServer(mcp, scopes={"notes:write": "Write notes for you"})
+        oauth.init_app(app)  # sets up mcp on app too
+
+    It serves RFC 8414 metadata, the authorize, token, registration,
+    revocation and JWKS endpoints under ``MCP_OAUTH_URL_PREFIX``, a consent
+    page and a page of the user's connected clients; *mcp*'s HTTP surfaces
+    then take the access tokens it issues (its auth backend becomes an
+    :class:`~flask_mcp.oauth.tokens.OAuthTokenBackend`), and its Protected
+    Resource Metadata names this server. ``MCP_AUTH_RESOURCE`` must be set.
+
+    :param mcp: the MCP server the tokens are for; it must have no other auth backend.
+    :param app: set up on *app* now.
+    :param user_loader: returns the signed-in user (``None`` when nobody is); default: Flask-Login's ``current_user``.
+    :param subject: the user's stable id (the tokens' ``sub``); default: ``user.get_id()``.
+    :param allowed_scopes: ``f(user)``: the scopes that user may grant (``None``: all).
+    :param display_name: ``f(user)``: the name the consent page greets.
+    :param scopes: ``{scope: description}``, added to ``MCP_OAUTH_SCOPES``.
+    :param db: a Flask-SQLAlchemy ``SQLAlchemy``: its engine holds the tables; default: ``MCP_OAUTH_DATABASE_URI``.
+    """
+
+    def __init__(
+        self,
+        mcp: MCP,
+        app: Flask | None = None,
+        *,
+        user_loader: t.Callable[[], t.Any] | None = None,
+        subject: t.Callable[[t.Any], str] | None = None,
+        allowed_scopes: t.Callable[[t.Any], t.Iterable[str] | None] | None = None,
+        display_name: t.Callable[[t.Any], str] | None = None,
+        scopes: t.Mapping[str, str] | None = None,
+        db: t.Any = None,
+    ) -> None:
+        if mcp.auth is not None and not isinstance(mcp.auth, OAuthTokenBackend):
+            raise ConfigurationError("this MCP server already has an auth backend; OAuthServer provides its own")
+        mcp.auth = OAuthTokenBackend()
+        self.mcp = mcp
+        self.users = UserHooks(user_loader, subject, allowed_scopes, display_name)
+        self.scope_descriptions = dict(scopes or {})
+        self.db = db
+        from .views import make_blueprint
+
+        #: The endpoints, the consent page and its templates (``mcp_oauth/consent.html``).
+        self.blueprint: Blueprint = make_blueprint()
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        """Set up the authorization server on *app* (and *mcp*, unless it is already).
+
+        :raises ~flask_mcp.ConfigurationError: ``MCP_AUTH_RESOURCE`` unset, no ``SECRET_KEY``
+            (the consent form's CSRF token is signed with it), or *mcp* set up on *app* without this backend.
+        """
+        existing = state_for(app, self.mcp)
+        if existing is None:
+            self.mcp.init_app(app)
+        elif existing.auth is None or existing.auth.backend is not self.mcp.auth:
+            raise ConfigurationError(
+                "create OAuthServer(mcp) before mcp.init_app(app): the MCP server needs its backend"
+            )
+        if not app.secret_key:
+            raise ConfigurationError("OAuthServer needs the app's SECRET_KEY: it signs the consent form's CSRF token")
+        settings = OAuthSettings.from_app(app, self.mcp.config_prefix)
+        store = OAuthStore(self._engine(app, settings))
+        store.create_tables()
+        keys = SigningKeys(store, settings.signing_keys)
+        config = app.config
+        also = [*config.get(f"{self.mcp.config_prefix}_AUTH_SCOPES_SUPPORTED", ())]
+        also += [*config.get(f"{self.mcp.config_prefix}_AUTH_REQUIRED_SCOPES", ())]
+        scopes = ScopeCatalog(self.mcp, {**settings.scopes, **self.scope_descriptions}, also)
+        server = MCPAuthorizationServer(settings, store, keys, scopes)
+        server.init_app(app, query_client=store.client, save_token=server._save_token)
+        # init_app loads Authlib's default generator from app.config: ours takes its place again.
+        server.register_token_generator("default", AccessTokenGenerator(server))
+        app.extensions[STATE_KEY] = OAuthState(settings, store, keys, scopes, self.users, server)
+        app.register_blueprint(self.blueprint, url_prefix=settings.url_prefix)
+        from .views import add_well_known_routes
+
+        add_well_known_routes(app, urlsplit(settings.issuer).path)
+
+    def _engine(self, app: Flask, settings: OAuthSettings) -> t.Any:
+        if self.db is not None:
+            with app.app_context():
+                return self.db.engine
+        if settings.database_uri.startswith("sqlite:///"):
+            import os
+
+            os.makedirs(os.path.dirname(settings.database_uri[len("sqlite:///") :]) or ".", exist_ok=True)
+        return create_engine(settings.database_uri)

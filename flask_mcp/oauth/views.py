@@ -1,0 +1,139 @@
+"""The HTTP endpoints: token, registration, revocation, JWKS and the RFC 8414 metadata at its well-known URLs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import typing as t
+
+from flask import Blueprint, Flask, Response, current_app, request
+from werkzeug.exceptions import HTTPException
+
+from ..globals import state_for
+from ..policies.ratelimit import CacheRateLimiter
+from .consent import authorize_view, connections_view, revoke_connection_view
+from .endpoints import server_metadata
+from .tokens import oauth_state
+
+__all__ = ["add_well_known_routes", "make_blueprint"]
+
+logger = logging.getLogger("flask_mcp.oauth")
+
+#: RFC 8414 section 3 and the OpenID discovery alias clients also try.
+METADATA_NAMES = ("oauth-authorization-server", "openid-configuration")
+
+
+def _json(body: t.Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(json.dumps(body), status=status, headers=headers, content_type="application/json")
+
+
+def _cors(response: Response) -> Response:
+    # These endpoints take no cookies: browser-based clients of any origin may call them.
+    response.headers["Access-Control-Allow-Origin"] = "*"
+    response.headers["Access-Control-Allow-Headers"] = "Authorization, Content-Type, MCP-Protocol-Version"
+    response.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
+    return response
+
+
+def _preflight() -> Response | None:
+    return _cors(Response(status=204)) if request.method == "OPTIONS" else None
+
+
+def _refused_input() -> Response:
+    # Authlib refuses to echo some input in an error description by raising ValueError: still a bad request.
+    body = {"error": "invalid_request", "error_description": "the request holds characters that are not allowed"}
+    return _json(body, 400)
+
+
+def token_view() -> Response:
+    """``POST /token``: every grant (authorization code, refresh token, client credentials)."""
+    try:
+        return _preflight() or _cors(oauth_state().server.create_token_response())
+    except ValueError:
+        return _cors(_refused_input())
+
+
+def register_view() -> Response:
+    """``POST /register`` (RFC 7591), rate-limited per client address."""
+    preflight = _preflight()
+    if preflight is not None:
+        return preflight
+    state = oauth_state()
+    limit = state.settings.registration_rate_limit
+    if limit is not None:
+        mcp_state = state_for(t.cast(Flask, current_app._get_current_object()), state.scopes.mcp)  # type: ignore[attr-defined]
+        limiter = (mcp_state.server.limiter if mcp_state is not None else None) or CacheRateLimiter.in_process()
+        wait = limiter.hit(f"oauth-register:{request.remote_addr}", limit)
+        if wait is not None:
+            body = {"error": "slow_down", "error_description": "too many registrations from this address"}
+            return _cors(_json(body, 429, {"Retry-After": str(max(1, math.ceil(wait)))}))
+    if not isinstance(request.get_json(silent=True), dict):
+        body = {"error": "invalid_client_metadata", "error_description": "send the client metadata as a JSON object"}
+        return _cors(_json(body, 400))
+    if state.settings.unused_client_ttl is not None:
+        state.store.forget_unused_clients(state.settings.unused_client_ttl)
+    try:
+        return _cors(state.server.create_endpoint_response("client_registration"))
+    except ValueError:
+        return _cors(_refused_input())
+
+
+def revoke_view() -> Response:
+    """``POST /revoke`` (RFC 7009)."""
+    try:
+        return _preflight() or _cors(oauth_state().server.create_endpoint_response("revocation"))
+    except ValueError:
+        return _cors(_refused_input())
+
+
+def jwks_view() -> Response:
+    """``GET /jwks.json``: the public keys the access tokens are signed with."""
+    return _cors(_json(oauth_state().keys.public_jwks(), headers={"Cache-Control": "public, max-age=300"}))
+
+
+def metadata_view() -> Response:
+    """The RFC 8414 document (also at the OpenID discovery URLs)."""
+    return _preflight() or _cors(_json(server_metadata(oauth_state().server)))
+
+
+def _json_error(error: Exception) -> Response:
+    if isinstance(error, HTTPException):
+        code = error.code or 500
+        return _json(
+            {"error": "invalid_request" if code < 500 else "server_error", "error_description": error.description}, code
+        )
+    logger.exception("OAuth endpoint failed")
+    return _json({"error": "server_error", "error_description": "the authorization server failed"}, 500)
+
+
+def make_blueprint() -> Blueprint:
+    """The blueprint of the endpoints and pages, with the templates the app may override."""
+    blueprint = Blueprint("mcp_oauth", __name__, template_folder="templates")
+    get_post = ["GET", "POST"]
+    blueprint.add_url_rule("/authorize", "authorize", authorize_view, methods=get_post)
+    blueprint.add_url_rule("/token", "token", token_view, methods=["POST", "OPTIONS"])
+    blueprint.add_url_rule("/register", "register", register_view, methods=["POST", "OPTIONS"])
+    blueprint.add_url_rule("/revoke", "revoke", revoke_view, methods=["POST", "OPTIONS"])
+    blueprint.add_url_rule("/jwks.json", "jwks", jwks_view, methods=["GET"])
+    blueprint.add_url_rule("/connections", "connections", connections_view, methods=["GET"])
+    blueprint.add_url_rule("/connections/revoke", "revoke_connection", revoke_connection_view, methods=["POST"])
+    blueprint.register_error_handler(Exception, _json_error)
+    return blueprint
+
+
+def add_well_known_routes(app: Flask, issuer_path: str) -> None:
+    """Serve the metadata where clients look for it, for an issuer whose URL has *issuer_path*.
+
+    RFC 8414 inserts the well-known segment before the issuer's path
+    (``/.well-known/oauth-authorization-server/p``); OpenID discovery
+    appends it (``/p/.well-known/openid-configuration``), and clients try both.
+    """
+    path = issuer_path.strip("/")
+    rules = [f"/.well-known/{name}" + (f"/{path}" if path else "") for name in METADATA_NAMES]
+    if path:
+        rules.append(f"/{path}/.well-known/openid-configuration")
+    taken = {rule.rule for rule in app.url_map.iter_rules()}
+    for index, rule in enumerate(rules):
+        if rule not in taken:
+            app.add_url_rule(rule, f"mcp_oauth_metadata_{index}", metadata_view, methods=["GET", "OPTIONS"])
