@@ -117,7 +117,7 @@ def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any], func: t.Callable[
     :raises ToolTimeout: when the tool's time limit passed.
     """
     server = call.server
-    if tool.result_ttl is not None:
+    if tool.result_ttl is not None and call.cacheable:
         kept = cached_value(call, tool, func)
         if kept is not None:
             return kept  # the same arguments answered before: the tool does not run
@@ -271,6 +271,7 @@ def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], princ
         raise DirectCallFailed("unknown_tool", name)
     call = Call(server, ClientState(), "tools/call", {"name": name, "arguments": arguments}, principal=principal)
     call.component = tool
+    call.cacheable = False  # the tool runs: its plain value is the answer, not a kept CallToolResult
     try:
         loaded = check_arguments(call, tool, arguments)
     except ma.ValidationError as exc:

@@ -94,6 +94,9 @@ class Call:
     component: t.Any = None
     #: ``"hit"`` or ``"miss"`` for a call of a tool whose results are cached (:mod:`flask_mcp.core.result_cache`).
     cache_outcome: str | None = None
+    #: Whether kept results may answer this call and its result be kept: not for a direct call
+    #: (REST, CGI, the CLI), which answers the tool's plain value, not the ``CallToolResult`` kept.
+    cacheable: bool = True
     #: ``(arguments digest, caller)`` of a call that missed the cache, to keep its result under;
     #: cleared when the run asks the client something the key cannot hold (:mod:`flask_mcp.core.result_cache`).
     cache_key: tuple[str, str] | None = None

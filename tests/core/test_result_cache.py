@@ -79,6 +79,18 @@ def test_results_are_per_caller_unless_public(app: Flask, make_client: t.Any, co
     assert counter.runs == {"price": 2, "rates": 1}
 
 
+def test_a_direct_call_runs_the_tool_and_answers_its_plain_value(
+    app: Flask, make_client: t.Any, counter: Counter
+) -> None:
+    """REST answers the tool's value, which the cache does not hold: a kept result neither answers nor is kept."""
+    make_client(app, era="modern", token="ada-token").call_tool("rates")  # kept for everybody
+    http = app.test_client()
+    for run in (2, 3):
+        response = http.post("/mcp/rest/tools/rates", json={}, headers={"Authorization": "Bearer ada-token"})
+        assert response.get_json() == {"result": {"run": run}}
+    assert counter.runs == {"rates": 3}
+
+
 def test_error_results_are_never_kept(app: Flask, make_client: t.Any, counter: Counter) -> None:
     ada = make_client(app, era="modern", token="ada-token")
     assert ada.call_tool("flaky", {"sku": "A1"})["isError"] is True
