@@ -61,14 +61,19 @@ def write_note(text: str) -> str:
     return f"{owner} has {len(NOTES[owner])} note(s)"
 
 
-LOGIN_PAGE = """<!doctype html><title>Sign in</title>
-<h1>Sign in</h1>
-{% if error %}<p id="login-error">{{ error }}</p>{% endif %}
+# The authorization pages' layout (flask_mcp's ``mcp_oauth/base.html``) serves the login page too.
+LOGIN_PAGE = """{% extends "mcp_oauth/base.html" %}
+{% block title %}Sign in{% endblock %}
+{% block content %}
+<h1>Sign in to Notes</h1>
+<p class="muted">Demo users: alice and bob.</p>
+{% if error %}<p id="login-error" class="error">{{ error }}</p>{% endif %}
 <form method="post">
-  <label>User <input name="username" id="username" autocomplete="username"></label>
-  <label>Password <input name="password" id="password" type="password"></label>
-  <button type="submit" id="login-submit">Sign in</button>
-</form>"""
+  <label for="username">User</label><input name="username" id="username" autocomplete="username">
+  <label for="password">Password</label><input name="password" id="password" type="password">
+  <div class="actions"><button type="submit" id="login-submit" class="primary">Sign in</button></div>
+</form>
+{% endblock %}"""
 
 
 def _local(target: str | None) -> str:
