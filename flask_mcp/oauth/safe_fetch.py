@@ -326,4 +326,5 @@ def _max_age(header: str | None) -> int | None:
                 return max(0, int(value))
             except (TypeError, ValueError):
                 return 0
-    return None
+    # A max-age that does not parse means stale (RFC 9111 section 4.2.1): not kept.
+    return 0 if "max-age" in header.lower() else None

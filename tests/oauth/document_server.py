@@ -6,7 +6,7 @@
 loopback port, and records what each request looked like (path, ``Host``,
 the TLS server name). A path may be made to stall (before its headers, or
 after part of its body) until the server stops: a fetch with a deadline must
-give up on it by itself.
+give up on it by itself; or trickle its body a byte at a time.
 """
 
 from __future__ import annotations
@@ -95,6 +95,8 @@ class Answer:
     stall: str | None = None
     #: Leave out Content-Length (the body ends with the connection).
     no_length: bool = False
+    #: Seconds between the body's bytes (a server that trickles): each byte alone comes quickly.
+    drip: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,6 +139,13 @@ class DocumentServer:
                     self.wfile.write(answer.body[: len(answer.body) // 2])
                     self.wfile.flush()
                     owner.released.wait(30)
+                    return
+                if answer.drip is not None:
+                    for index in range(len(answer.body)):
+                        if owner.released.wait(answer.drip):
+                            return
+                        self.wfile.write(answer.body[index : index + 1])
+                        self.wfile.flush()
                     return
                 self.wfile.write(answer.body)
 
