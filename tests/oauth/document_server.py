@@ -161,6 +161,8 @@ class DocumentServer:
         context.sni_callback = remember_name  # type: ignore[assignment]
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = False  # server_close() joins the handlers
+        # A client that gave up (the point of the slow answers) leaves a broken pipe: nothing to report.
+        self.httpd.handle_error = lambda request, address: None  # type: ignore[method-assign]
         self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

@@ -35,7 +35,7 @@ def cimd_app(tmp_path: Path, pki: PKI, **config: t.Any) -> Flask:
     settings = {
         "MCP_OAUTH_CLIENT_METADATA_ALLOW_LOOPBACK": True,
         "MCP_OAUTH_CLIENT_METADATA_CA_BUNDLE": str(pki.ca_bundle),
-        "MCP_OAUTH_CLIENT_METADATA_TIMEOUT": 2,
+        "MCP_OAUTH_CLIENT_METADATA_TIMEOUT": 5,
     }
     settings.update(config)
     return build_app(tmp_path, **settings)

@@ -74,7 +74,7 @@ def server(pki: PKI) -> t.Iterator[DocumentServer]:
 
 @pytest.fixture
 def policy(pki: PKI) -> FetchPolicy:
-    return FetchPolicy(max_bytes=1024, timeout=2, allow_loopback=True, ca_bundle=str(pki.ca_bundle))
+    return FetchPolicy(max_bytes=1024, timeout=5, allow_loopback=True, ca_bundle=str(pki.ca_bundle))
 
 
 def test_the_connection_goes_to_the_checked_address_with_the_name_kept(
