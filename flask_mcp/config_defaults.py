@@ -120,6 +120,21 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_OAUTH_LOGIN_VIEW": None,
     # Seconds a consent page stays valid before its form is refused.
     "MCP_OAUTH_CONSENT_MAX_AGE": 600,
+    # Client ID Metadata Documents: a client_id that is an https URL is fetched and used as the client.
+    "MCP_OAUTH_CLIENT_METADATA_DOCUMENTS": True,
+    # Largest document read, in bytes.
+    "MCP_OAUTH_CLIENT_METADATA_MAX_BYTES": 5120,
+    # Seconds for the whole fetch (connect, TLS, headers, body).
+    "MCP_OAUTH_CLIENT_METADATA_TIMEOUT": 5,
+    # Seconds a document is kept in the ephemeral cache at least (when its headers allow) and at most.
+    "MCP_OAUTH_CLIENT_METADATA_CACHE_MIN": 60,
+    "MCP_OAUTH_CLIENT_METADATA_CACHE_MAX": 86400,
+    # Document fetches per client address.
+    "MCP_OAUTH_CLIENT_METADATA_RATE_LIMIT": "30/minute",
+    # A PEM CA bundle to verify document servers with; None: the default bundle.
+    "MCP_OAUTH_CLIENT_METADATA_CA_BUNDLE": None,
+    # Fetch from loopback addresses (only with TESTING = True, for documents served by tests).
+    "MCP_OAUTH_CLIENT_METADATA_ALLOW_LOOPBACK": False,
     # Live sessions per principal; past it the oldest is ended. None: no cap.
     "MCP_SESSIONS_PER_PRINCIPAL": 100,
     # Absolute lifetime of a session in seconds, however active; None: no limit.

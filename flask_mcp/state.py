@@ -88,6 +88,9 @@ class MCPState:
     waker: Waker = dataclasses.field(default_factory=Waker)
     #: GET streams this process holds open (counted against ``MCP_MAX_STREAMS``).
     streams: StreamSlots = dataclasses.field(default_factory=lambda: StreamSlots(32))
+    #: The cache of short-lived cross-request entries, for other parts of the app (the OAuth server's
+    #: fetched client documents); ``None`` with a NullCache.
+    ephemeral_cache: Cache | None = None
     #: The ``MCP_*`` values the settings were read from, until the first request compares them.
     settings_read: dict[str, t.Any] | None = None
     #: Where the MCP endpoint is routed, once the blueprint is registered.
@@ -356,5 +359,6 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         store_is_shared=not is_process_local(backend),
         waker=waker,
         streams=StreamSlots(settings.max_streams),
+        ephemeral_cache=None if isinstance(app.extensions["cache"][ephemeral], NullCache) else ephemeral,
         settings_read={key: value for key, value in app.config.items() if key.startswith(settings.config_prefix + "_")},
     )

@@ -22,6 +22,7 @@ from authlib.oauth2.rfc6749 import OAuth2Error
 from flask import Response, current_app, redirect, render_template, request, session, url_for
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
+from .client_documents import is_document_client_id
 from .grants import GrantedUser
 from .tokens import oauth_state
 
@@ -150,12 +151,20 @@ def authorize_view() -> Response:
         client_uri=_https(client.client_metadata.get("client_uri")),
         logo_uri=_https(client.client_metadata.get("logo_uri")),
         redirect_host=urlsplit(grant.redirect_uri or "").netloc or urlsplit(grant.redirect_uri or "").scheme,
+        client_host=urlsplit(client.client_id).netloc if is_document_client_id(client.client_id) else None,
+        local_redirect=is_document_client_id(client.client_id) and _local_only(client.redirect_uris),
         scopes=[(scope, state.scopes.describe(scope)) for scope in grantable],
         refused=[(scope, state.scopes.describe(scope)) for scope in refused],
         user_name=state.users.display_name(user),
         csrf_token=csrf_token(subject, _request_digest()),
         action=request.full_path if request.query_string else request.path,
     )
+
+
+def _local_only(uris: list[str]) -> bool:
+    # A document's loopback redirects can be answered by any program on the user's machine claiming to be it.
+    hosts = {urlsplit(uri).hostname for uri in uris}
+    return bool(hosts) and hosts <= {"127.0.0.1", "::1", "localhost"}
 
 
 def _https(value: object) -> str | None:

@@ -49,7 +49,7 @@ def server_metadata(server: MCPAuthorizationServer) -> dict[str, t.Any]:
         "token_endpoint_auth_methods_supported": TOKEN_AUTH_METHODS,
         "revocation_endpoint_auth_methods_supported": TOKEN_AUTH_METHODS,
         "authorization_response_iss_parameter_supported": True,
-        "client_id_metadata_document_supported": False,
+        "client_id_metadata_document_supported": server.clients is not None and server.clients.settings.enabled,
     }
     if settings.registration_enabled:
         document["registration_endpoint"] = endpoint("register")

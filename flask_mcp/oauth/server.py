@@ -13,6 +13,7 @@ from sqlalchemy import create_engine
 
 from ..globals import state_for
 from ..policies.tool import ConfigurationError
+from .client_documents import ClientDirectory, ClientDocumentSettings
 from .endpoints import Registration, Revocation
 from .grants import (
     AuthorizationCodeGrant,
@@ -44,6 +45,8 @@ class MCPAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
         self.keys = keys
         self.scopes = scopes
         self._query_client = store.client
+        #: Where ``query_client`` looks clients up (documents too); set by :meth:`OAuthServer.init_app`.
+        self.clients: ClientDirectory | None = None
         self._save_token = lambda token, request: save_token(self, token, request)
         self.register_token_generator("default", AccessTokenGenerator(self))
         self.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True), ResourceIndicator()])
@@ -153,7 +156,14 @@ class OAuthServer:
         also += [*config.get(f"{self.mcp.config_prefix}_AUTH_REQUIRED_SCOPES", ())]
         scopes = ScopeCatalog(self.mcp, {**settings.scopes, **self.scope_descriptions}, also)
         server = MCPAuthorizationServer(settings, store, keys, scopes)
-        server.init_app(app, query_client=store.client, save_token=server._save_token)
+        mcp_state = state_for(app, self.mcp)
+        server.clients = ClientDirectory(
+            store,
+            ClientDocumentSettings.from_app(app, self.mcp.config_prefix),
+            mcp_state.ephemeral_cache if mcp_state is not None else None,
+            mcp_state.server.limiter if mcp_state is not None else None,
+        )
+        server.init_app(app, query_client=server.clients, save_token=server._save_token)
         # init_app loads Authlib's default generator from app.config: ours takes its place again.
         server.register_token_generator("default", AccessTokenGenerator(server))
         app.extensions[STATE_KEY] = OAuthState(settings, store, keys, scopes, self.users, server)

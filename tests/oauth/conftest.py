@@ -201,3 +201,30 @@ def call_tool(app: Flask, token: str | None, name: str, arguments: dict[str, t.A
             "params": {"name": name, "arguments": arguments or {}},
         },
     )
+
+
+@pytest.fixture(autouse=True)
+def local_network_only(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Client metadata fetches reach this machine only: names resolve to 127.0.0.1, and connections
+    to any other address fail (a test may point a name elsewhere, to see the fetch refuse it first).
+
+    Returns the list of (address, port) connections opened.
+    """
+    import socket
+
+    from flask_mcp.oauth import safe_fetch
+
+    opened: list[tuple[str, int]] = []
+
+    def resolve(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"]
+
+    def open_connection(address: str, port: int, timeout: float) -> socket.socket:
+        if address not in ("127.0.0.1", "::1"):
+            raise AssertionError(f"a test fetch tried to connect to {address}")
+        opened.append((address, port))
+        return socket.create_connection((address, port), timeout=timeout)
+
+    monkeypatch.setattr(safe_fetch, "resolve", resolve)
+    monkeypatch.setattr(safe_fetch, "open_connection", open_connection)
+    return opened
