@@ -27,6 +27,7 @@ from ..policies.tool import ConfigurationError
 
 __all__ = [
     "SIGNATURE_ALGORITHMS",
+    "SIGN_IN_MAX_AGE",
     "UpstreamError",
     "UpstreamSettings",
     "UpstreamSignIn",
@@ -38,6 +39,8 @@ __all__ = [
 USER_KEY = "_mcp_oauth_upstream_user"
 #: ID-token signature algorithms accepted, whatever the provider advertises (never ``none`` or a MAC).
 SIGNATURE_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+#: Seconds a user has to complete a sign-in at the provider.
+SIGN_IN_MAX_AGE = 600
 #: Longest local subject kept as is (the database's user columns hold 255 characters).
 _MAX_SUBJECT = 255
 
@@ -158,6 +161,8 @@ class UpstreamSignIn:
             },
         )
         self.client: t.Any = registry.create_client(self.NAME)
+        # A sign-in's state data lives this long in the session (Authlib's default is an hour).
+        self.client.framework.expires_in = SIGN_IN_MAX_AGE
 
     def metadata(self) -> dict[str, t.Any]:
         """The provider's discovery document, checked once: its ``issuer`` is the discovery URL's.
@@ -168,7 +173,8 @@ class UpstreamSignIn:
 
         try:
             metadata = t.cast("dict[str, t.Any]", self.client.load_server_metadata())
-        except (requests.RequestException, ValueError) as error:
+        except (requests.RequestException, ValueError, TypeError, AttributeError) as error:
+            # Unreachable, an error status, or a body that is not a JSON object.
             raise UpstreamError("temporarily_unavailable", "The sign-in provider cannot be reached.", 502) from error
         if not metadata.get("_mcp_checked"):
             issuer = metadata.get("issuer")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 import typing as t
 from urllib.parse import urlsplit
 
@@ -37,6 +38,8 @@ logger = logging.getLogger("flask_mcp.oauth")
 #: Where the app keeps its :class:`~flask_mcp.oauth.upstream.UpstreamSignIn`.
 UPSTREAM_KEY = "flask_mcp.oauth.upstream"
 _NEXT = "mcp_next"
+#: Sign-ins a browser may have started and not finished; older ones are forgotten.
+MAX_PENDING_SIGN_INS = 3
 
 
 def upstream_sign_in() -> UpstreamSignIn:
@@ -116,10 +119,33 @@ def login_view() -> Response:
     except UpstreamError as error:
         return _error(error)
     # Authlib's state data (in the Flask session until the callback): verifier, nonce, redirect URI, and our next.
-    client.save_authorize_data(redirect_uri=callback, **{_NEXT: target}, **answer)
+    _forget_old_sign_ins(client.framework.name)
+    pending = {key: value for key, value in answer.items() if key != "url"}
+    client.save_authorize_data(redirect_uri=callback, **{_NEXT: target}, **pending)
     response = t.cast(Response, redirect(answer["url"]))
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _state_key(name: str, state: str) -> str:
+    return f"_state_{name}_{state}"  # Authlib's session key of a sign-in's state data
+
+
+def _forget_old_sign_ins(name: str) -> None:
+    # Each sign-in started keeps its state data in the cookie until its answer comes: keep the
+    # newest few, so a user who starts many never outgrows the cookie (nor an attacker who makes them).
+    prefix = _state_key(name, "")
+    pending = sorted(
+        (key for key in session if key.startswith(prefix)),
+        key=lambda key: _expiry(session.get(key)),
+    )
+    for key in pending[: max(0, len(pending) - (MAX_PENDING_SIGN_INS - 1))]:
+        session.pop(key, None)
+
+
+def _expiry(entry: object) -> float:
+    value = entry.get("exp") if isinstance(entry, dict) else None
+    return float(value) if isinstance(value, int | float) else 0.0
 
 
 def callback_view() -> Response:
@@ -141,8 +167,11 @@ def _complete_sign_in(sign_in: UpstreamSignIn) -> tuple[UpstreamUser, str]:
 
     client = sign_in.client
     state = request.args.get("state")
-    data = client.framework.get_state_data(session, state) if isinstance(state, str) and state else None
+    data = None
     if isinstance(state, str) and state:
+        # Authlib does not look at the expiry it wrote: a sign-in answered too late is refused here.
+        live = _expiry(session.get(_state_key(client.framework.name, state))) > time.time()
+        data = client.framework.get_state_data(session, state) if live else None
         # One answer per sign-in: whatever happens next, this state is spent.
         client.framework.clear_state_data(session, state)
     if not isinstance(data, dict) or not data.get("nonce") or not data.get("code_verifier"):

@@ -24,6 +24,8 @@ import httpx2
 import pytest
 import requests
 from flask import Flask
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from itsdangerous import URLSafeTimedSerializer
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
@@ -448,3 +450,69 @@ def test_a_long_subject_is_kept_as_a_digest() -> None:
     assert short == "https://idp.example#abc"
     long = local_subject("https://idp.example", "x" * 255)
     assert len(long) <= 255 and long != local_subject("https://idp.example", "x" * 254 + "y")
+
+
+def _session_of(app: Flask, browser: Browser) -> dict[str, t.Any]:
+    serializer = URLSafeTimedSerializer(
+        app.secret_key, salt="cookie-session", signer_kwargs={"key_derivation": "hmac", "digest_method": _sha1}
+    )
+    values = [cookie.value for cookie in browser.session.cookies if cookie.name == "session"]
+    return t.cast("dict[str, t.Any]", serializer.loads(values[-1])) if values else {}
+
+
+def test_a_sign_in_answered_too_late_is_refused(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from flask_mcp.oauth import upstream_views
+    from flask_mcp.oauth.upstream import SIGN_IN_MAX_AGE
+
+    browser = Browser()
+    callback = browser.to_callback(_authorize_url(served))
+    later = time.time() + SIGN_IN_MAX_AGE + 1
+
+    class Clock:
+        @staticmethod
+        def time() -> float:
+            return later
+
+    monkeypatch.setattr(upstream_views, "time", Clock)
+    _refused(browser.session.get(callback, allow_redirects=False), 400, "invalid_state")
+
+
+def test_only_the_newest_sign_ins_are_kept(served: Served) -> None:
+    from flask_mcp.oauth.upstream_views import MAX_PENDING_SIGN_INS
+
+    browser = Browser()
+    started = []
+    for _ in range(MAX_PENDING_SIGN_INS + 3):
+        answer = browser.session.get(served.base + "/oauth/upstream/login?next=/", allow_redirects=False)
+        started.append(answer.headers["Location"])
+    pending = [key for key in _session_of(served.app, browser) if key.startswith("_state_")]
+    assert len(pending) == MAX_PENDING_SIGN_INS
+    for at_provider, kept in ((started[0], False), (started[-1], True)):
+        answer = browser.session.post(
+            at_provider, data={"username": "carol", "password": "carol", "decision": "approve"}, allow_redirects=False
+        )
+        back = browser.session.get(answer.headers["Location"], allow_redirects=False)
+        assert back.status_code == (302 if kept else 400), back.text
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    path=st.sampled_from(["/oauth/upstream/callback", "/oauth/upstream/login"]),
+    params=st.lists(
+        st.tuples(
+            st.sampled_from(["state", "code", "error", "error_description", "iss", "next"]), st.text(max_size=60)
+        ),
+        max_size=6,
+    ),
+)
+def test_no_answer_makes_a_5xx(served: Served, provider: Provider, path: str, params: list[tuple[str, str]]) -> None:
+    from werkzeug.datastructures import MultiDict
+
+    answer = served.app.test_client().get(path, query_string=MultiDict(params))
+    assert answer.status_code < 500, answer.get_data(as_text=True)
+    if answer.status_code in (301, 302, 303, 307, 308):
+        location = answer.headers["Location"]
+        # Back to a path of this site, or to the provider: never elsewhere.
+        assert location.startswith("/") or location.startswith(provider.issuer + "/authorize?"), location
