@@ -210,7 +210,11 @@ async def test_the_sdk_client_signs_in_through_the_provider_and_calls_whoami(
 
     async def redirect_handler(url: str) -> None:
         callback = browser.to_callback(url)
-        answer = browser.consent(browser.session.get(callback, allow_redirects=True))
+        back = browser.session.get(callback, allow_redirects=False)
+        assert back.status_code == 302 and back.headers["Location"].startswith("/oauth/authorize?")
+        page = browser.session.get(served.base + back.headers["Location"], allow_redirects=False)
+        assert page.status_code == 200  # the consent page still shows, for the provider's user
+        answer = browser.consent(page)
         assert answer.status_code == 302, answer.text
         query = {key: values[0] for key, values in parse_qs(urlsplit(answer.headers["Location"]).query).items()}
         result.append(AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss")))
