@@ -188,6 +188,9 @@ def _complete_sign_in(sign_in: UpstreamSignIn) -> tuple[UpstreamUser, str]:
     issuer = request.args.get("iss")
     if issuer is not None and issuer != metadata["issuer"]:
         raise UpstreamError("invalid_request", "The sign-in answer comes from another issuer.")
+    if issuer is None and metadata.get("authorization_response_iss_parameter_supported") is True:
+        # RFC 9207: a provider that says it names itself in every answer must; one that does not is a mix-up.
+        raise UpstreamError("invalid_request", "The sign-in answer does not name its issuer.")
     code = request.args.get("code")
     if not code:
         raise UpstreamError("invalid_request", "The sign-in answer holds no code.")

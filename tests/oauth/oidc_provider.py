@@ -7,7 +7,8 @@ flask_mcp's upstream mode (any port). One user, ``carol`` (password
 ``carol``), signs in on the authorization page, which also has a deny
 button. ``POST /test/mode`` makes the next ID tokens wrong in one way
 (``bad-signature``, ``bad-issuer``, ``bad-audience``, ``bad-nonce``,
-``no-id-token``) so the relying party's checks can be tested.
+``no-id-token``; ``claims-iss`` makes the discovery document promise an
+``iss`` its answers do not carry) so the relying party's checks can be tested.
 
 ``python tests/oauth/oidc_provider.py --client-id X --client-secret Y``
 listens on a free loopback port and prints ``listening on http://127.0.0.1:<port>``.
@@ -201,6 +202,8 @@ def create_app(client_id: str, client_secret: str, issuer_holder: list[str]) -> 
             code_challenge_methods_supported=["S256"],
             scopes_supported=["openid", "profile", "email"],
             token_endpoint_auth_methods_supported=["client_secret_basic"],
+            # Claimed (falsely: its answers carry no iss) in this mode, to test the relying party's check.
+            authorization_response_iss_parameter_supported=mode["value"] == "claims-iss",
         )
 
     @app.get("/jwks")

@@ -393,6 +393,21 @@ def test_an_answer_naming_another_issuer_is_refused(served: Served) -> None:
     _refused(browser.session.get(_with_query(callback, iss="http://127.0.0.1:1"), allow_redirects=False), 400, "")
 
 
+def test_an_answer_without_the_issuer_its_provider_promises_is_refused(provider: Provider, tmp_path: Path) -> None:
+    provider.mode("claims-iss")
+    app = Served(provider, tmp_path)
+    try:
+        browser = Browser()
+        callback = browser.to_callback(_authorize_url(app))
+        _refused(browser.session.get(callback, allow_redirects=False), 400, "does not name its issuer")
+        # The same answer naming its issuer is taken.
+        callback = browser.to_callback(_authorize_url(app))
+        assert browser.session.get(_with_query(callback, iss=provider.issuer), allow_redirects=False).status_code == 302
+    finally:
+        app.close()
+        provider.mode("ok")
+
+
 def test_a_code_the_provider_refuses_is_an_error_page(served: Served) -> None:
     browser = Browser()
     callback = browser.to_callback(_authorize_url(served))
