@@ -135,6 +135,16 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_OAUTH_CLIENT_METADATA_CA_BUNDLE": None,
     # Fetch from loopback addresses (only with TESTING = True, for documents served by tests).
     "MCP_OAUTH_CLIENT_METADATA_ALLOW_LOOPBACK": False,
+    # Upstream identity provider mode: users sign in with this OpenID Connect provider
+    # (its discovery document's URL; None: the app's own users) as this client of it.
+    "MCP_OAUTH_UPSTREAM_DISCOVERY_URL": None,
+    "MCP_OAUTH_UPSTREAM_CLIENT_ID": None,
+    # None: a public client of the provider (PKCE only).
+    "MCP_OAUTH_UPSTREAM_CLIENT_SECRET": None,
+    # Scopes asked of the provider ("openid" is always added).
+    "MCP_OAUTH_UPSTREAM_SCOPE": "openid profile email",
+    # Seconds each request to the provider may take.
+    "MCP_OAUTH_UPSTREAM_TIMEOUT": 10,
     # Live sessions per principal; past it the oldest is ended. None: no cap.
     "MCP_SESSIONS_PER_PRINCIPAL": 100,
     # Absolute lifetime of a session in seconds, however active; None: no limit.

@@ -220,6 +220,8 @@ class SigningKey(Base):
     __tablename__ = "mcp_oauth_signing_key"
 
     kid: Mapped[str] = mapped_column(String(128), primary_key=True)
+    #: 1 for the first key, one more for each rotation; unique, so concurrent processes make one key, not two.
+    generation: Mapped[int] = mapped_column(Integer, unique=True)
     private_jwk: Mapped[str] = mapped_column(Text)
     created_at: Mapped[float] = mapped_column(Float, default=time.time)
     #: Retired keys still verify tokens (they stay in the JWKS) but sign none.

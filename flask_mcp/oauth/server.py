@@ -148,6 +148,10 @@ class OAuthServer:
         if not app.secret_key:
             raise ConfigurationError("OAuthServer needs the app's SECRET_KEY: it signs the consent form's CSRF token")
         settings = OAuthSettings.from_app(app, self.mcp.config_prefix)
+        from .upstream_views import set_up_upstream
+
+        # Upstream identity provider mode, when configured: the provider signs users in.
+        settings, users = set_up_upstream(app, self.mcp.config_prefix, settings, self.users)
         store = OAuthStore(self._engine(app, settings))
         store.create_tables()
         keys = SigningKeys(store, settings.signing_keys)
@@ -166,7 +170,7 @@ class OAuthServer:
         server.init_app(app, query_client=server.clients, save_token=server._save_token)
         # init_app loads Authlib's default generator from app.config: ours takes its place again.
         server.register_token_generator("default", AccessTokenGenerator(server))
-        app.extensions[STATE_KEY] = OAuthState(settings, store, keys, scopes, self.users, server)
+        app.extensions[STATE_KEY] = OAuthState(settings, store, keys, scopes, users, server)
         app.register_blueprint(self.blueprint, url_prefix=settings.url_prefix)
         from .views import add_well_known_routes
 

@@ -117,9 +117,12 @@ class OAuthTokenBackend(JWTBackend):
 
     def authenticate(self, request: Request) -> Principal | None:
         """The principal of a valid, unrevoked access token of this app's authorization server."""
-        if bearer_token(request) is None:
+        token = bearer_token(request)
+        if token is None:
             return None
         state = oauth_state()
+        # A key another process generated or rotated a moment ago is read now, not at the next reload.
+        _learn_key_of(state, token)
         # The issuer is the app's (one extension may serve several apps), so it is compared here.
         principal = super().authenticate(request)
         if principal is None or principal.claims.get("iss") != state.settings.issuer:
@@ -143,6 +146,7 @@ def access_token_jti(token: str) -> str | None:
     state = oauth_state()
     try:
         kid = jwt.get_unverified_header(token).get("kid")
+        state.keys.knows(kid)
         keys = {jwk.get("kid"): jwk for jwk in state.keys.public_jwks()["keys"]}
         if kid not in keys:
             return None
@@ -158,3 +162,13 @@ def access_token_jti(token: str) -> str | None:
         return None
     jti = claims.get("jti")
     return jti if isinstance(jti, str) else None
+
+
+def _learn_key_of(state: OAuthState, token: str) -> None:
+    import jwt
+
+    try:
+        kid = jwt.get_unverified_header(token).get("kid")
+    except (jwt.PyJWTError, ValueError, TypeError):
+        return  # not a JWT: the verification refuses it
+    state.keys.knows(kid)

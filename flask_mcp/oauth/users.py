@@ -34,6 +34,16 @@ class UserHooks:
         self._allowed_scopes = allowed_scopes
         self._display_name = display_name
 
+    @property
+    def has_subject(self) -> bool:
+        """Whether the app gave its own ``subject`` hook."""
+        return self._subject is not None
+
+    @property
+    def allowed_scopes_hook(self) -> t.Callable[[t.Any], t.Iterable[str] | None] | None:
+        """The app's ``allowed_scopes`` hook, if any."""
+        return self._allowed_scopes
+
     def current_user(self) -> t.Any:
         """The signed-in user of this request, or ``None``."""
         if self.user_loader is not None:

@@ -7,7 +7,10 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 from flask import Flask
 
-from tests.oauth.conftest import Flow, call_tool, csrf_of
+from tests.oauth.conftest import BOTH_DATABASES, Flow, call_tool, csrf_of
+
+# Remembered consents (one row per user and client) and connections on SQLite and on PostgreSQL.
+pytestmark = BOTH_DATABASES
 
 
 def test_an_anonymous_user_is_sent_to_the_login_view_and_comes_back(app: Flask) -> None:

@@ -7,7 +7,10 @@ from urllib.parse import parse_qs, urlsplit
 import jwt
 from flask import Flask
 
-from tests.oauth.conftest import ISSUER, RESOURCE, Flow, call_tool
+from tests.oauth.conftest import BOTH_DATABASES, ISSUER, RESOURCE, Flow, call_tool
+
+# Grants, single-use codes and refresh rotation on SQLite and on PostgreSQL.
+pytestmark = BOTH_DATABASES
 
 
 def _query(response: object) -> dict[str, list[str]]:
@@ -169,3 +172,9 @@ def test_unknown_scopes_are_refused(app: Flask) -> None:
     flow = Flow(app)
     flow.login("alice")
     assert _query(flow.authorize(scope="notes:read admin"))["error"] == ["invalid_scope"]
+
+
+def test_the_tables_live_in_the_database_given(app: Flask, database_uri: str) -> None:
+    engine = app.extensions["flask_mcp.oauth"].store.engine
+    assert engine.dialect.name == database_uri.split(":", 1)[0].split("+", 1)[0]
+    assert "mcp_oauth_refresh_token" in __import__("sqlalchemy").inspect(engine).get_table_names()
