@@ -25,6 +25,7 @@ import requests
 from flask import Flask
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from werkzeug.serving import BaseWSGIServer, make_server
@@ -249,3 +250,29 @@ def test_the_command_serves_on_loopback_and_prints_nothing_secret(tmp_path: Path
     assert f"http://127.0.0.1:{port}/mcp" in output
     for secret in ("SECRET", "password", "alice/alice", "sqlite"):
         assert secret not in output
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+async def test_a_machine_client_with_the_sdks_client_credentials_provider(served: Served, mode: str) -> None:
+    """A confidential client registered for client_credentials: the SDK's own provider gets a token, no user."""
+    registered = requests.post(
+        served.base + "/oauth/register",
+        json={
+            "client_name": "nightly report",
+            "grant_types": ["client_credentials"],
+            "token_endpoint_auth_method": "client_secret_basic",
+        },
+        timeout=10,
+    ).json()
+    storage = MemoryStorage()
+    auth = ClientCredentialsOAuthProvider(
+        served.base + "/mcp",
+        storage,
+        client_id=registered["client_id"],
+        client_secret=registered["client_secret"],
+        scope="notes:read",
+        issuer=served.base,  # the credentials go to this authorization server only
+    )
+    async with connect(served, auth, mode) as client:
+        assert text(await client.call_tool("whoami", {})) == registered["client_id"]
+    assert storage.tokens is not None and storage.tokens.refresh_token is None
