@@ -264,6 +264,8 @@ class _MessageSpan:
         carrier = None if nested else _carrier(self.params)
         # The client's context (its baggage too) is the parent; else the ambient one.
         parent = propagate.extract(carrier) if carrier is not None else None
+        if parent is not None and not trace.get_current_span(parent).get_span_context().is_valid:
+            parent = None  # not a trace context after all: the ambient one is the parent
         self.span = self.tracer.start(self.name, parent, nested, self.attributes)
         if self.span is not None:
             base = parent if parent is not None else otel_context.get_current()
