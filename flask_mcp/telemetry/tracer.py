@@ -47,6 +47,8 @@ _CARRIER_MAX = 8192
 #: Set while a message's span is current: a message handled within it is part of it.
 _in_message: contextvars.ContextVar[bool] = contextvars.ContextVar("flask_mcp_in_message", default=False)
 _INSTRUMENTATION = "flask_mcp"
+#: Seconds between two looks at the API's global providers while they are stand-ins.
+_LOOK_AGAIN = 1.0
 
 
 def _version() -> str | None:
@@ -148,6 +150,8 @@ class OpenTelemetryTracer:
         self.operations: metrics.Histogram | None = None
         #: ``mcp.server.session.duration``, once a meter records.
         self.sessions: metrics.Histogram | None = None
+        #: When to look at the global providers again (:meth:`recording`).
+        self._next_look = 0.0
 
     # -- what records ------------------------------------------------------------------------------
 
@@ -176,9 +180,17 @@ class OpenTelemetryTracer:
 
     @property
     def recording(self) -> bool:
-        """Whether a tracer or a meter records: an SDK was set up (or providers were given)."""
+        """Whether a tracer or a meter records: an SDK was set up (or providers were given).
+
+        While the API's stand-ins are all there is, they are looked at again at most once a
+        second (an SDK set up after the app started is found within one): in between, a
+        message costs a clock read.
+        """
         if self._tracer is None or self.operations is None:
-            self._resolve()
+            now = time.monotonic()
+            if now >= self._next_look:
+                self._next_look = now + _LOOK_AGAIN
+                self._resolve()
         return self._tracer is not None or self.operations is not None
 
     # -- the core's calls --------------------------------------------------------------------------
