@@ -267,4 +267,14 @@ DEFAULTS: dict[str, t.Any] = {
     # Threads of the embedded executor one caller's tasks may hold at once; None: half of
     # MCP_TASK_WORKERS (at least one), so that another caller's task never waits behind them.
     "MCP_TASK_WORKERS_PER_CALLER": None,
+    # OpenTelemetry spans and metrics by the MCP conventions, when the API is installed (the otel extra).
+    "MCP_OTEL_ENABLED": True,
+    # Record a tool call's arguments and result on its span (the caller's data: off by default).
+    "MCP_OTEL_CAPTURE_CONTENT": False,
+    # Characters of JSON recorded of each of them at most.
+    "MCP_OTEL_CONTENT_MAX_LENGTH": 4096,
+    # redact(kind, value) -> value to record, or None for nothing; kind is "arguments" or "result".
+    "MCP_OTEL_CONTENT_REDACTOR": None,
+    # flask_mcp's log records carry the current trace and span ids (otelTraceID, otelSpanID).
+    "MCP_OTEL_LOG_CORRELATION": True,
 }

@@ -44,6 +44,7 @@ from .stores.shared_registry import KEY as REGISTRY_KEY
 from .stores.shared_registry import SharedRegistry
 from .stores.waker import Waker
 from .tasks_setup import build_tasks
+from .telemetry import TelemetrySettings, tracer_for
 from .transport.stream_slots import StreamSlots
 
 if t.TYPE_CHECKING:
@@ -323,6 +324,8 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         modern_era=settings.modern_era,
         cache_ttl_ms=settings.client_cache_ttl_ms,
     )
+    # Every message it handles is traced and measured, when OpenTelemetry is installed and not turned off.
+    server.tracer = tracer_for(server, TelemetrySettings.from_app(app, settings.config_prefix))
     auth_backend = mcp.auth
     if auth_backend is None and settings.auth_tokens:
         auth_backend = StaticTokenBackend(settings.auth_tokens, api_key_header=settings.auth_api_key_header)

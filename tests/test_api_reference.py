@@ -293,7 +293,8 @@ def public_api() -> list[PublicName]:
         # ``mcp.tool`` or ``@mcp.tool(...)``; a bare ``tool`` or ``tools`` is too
         # often something else (a JSON key), a bare ``register_tools`` never is.
         bare = "?" if "_" in name else ""
-        mention = re.compile(rf"^(?:@?mcp\.){bare}{name}(?![\w-])")
+        # Not a dotted name that only starts so (the attribute ``mcp.resource.uri`` of OpenTelemetry).
+        mention = re.compile(rf"^(?:@?mcp\.){bare}{name}(?![\w-]|\.\w)")
         names.append(PublicName(f"flask_mcp.MCP.{name}", mention, f"MCP.{name}"))
     return names
 

@@ -107,3 +107,12 @@ def test_the_task_cost_benchmark_runs_both_paths(tmp_path: Path) -> None:
     assert report["plain_call_cpu_us"] > 0 and report["task_cpu_us"] > 0 and report["plain_calls_paced"] is True
     assert report["polls_per_task"] >= 1
     assert json.loads((tmp_path / "tasks.json").read_text()) == report
+
+
+def test_the_telemetry_benchmark_produces_numbers() -> None:
+    from benchmarks import telemetry
+
+    report = telemetry.measure(calls=5, rounds=1)
+    assert set(report["us_per_call"]) == {"off", "api", "sdk"}
+    assert all(value > 0 for value in report["us_per_call"].values())
+    assert report["extra_us_over_off"]["off"] == 0

@@ -60,12 +60,24 @@ TYPE_ONLY_UPWARD: set[tuple[str, str]] = {
 }
 
 
+#: Packages that are part of the Flask integration, as the top-level modules are: the telemetry is
+#: given to the core (``core.tracing``) by the integration, and reads Flask's request and settings.
+INTEGRATION_PACKAGES = {"telemetry"}
+
+
 def layer_of(module: str) -> str:
     """``flask_mcp.core.server`` -> ``core``; the top-level modules are the Flask integration."""
     parts = module.split(".")
+    if len(parts) > 1 and parts[1] in INTEGRATION_PACKAGES:
+        return "integration"
     if len(parts) > 1 and any(parts[1] in names for names in LAYERS):
         return parts[1]
     return "integration"
+
+
+def test_the_telemetry_is_placed_in_the_integration() -> None:
+    assert layer_of("flask_mcp.telemetry.tracer") == "integration"
+    assert layer_of("flask_mcp.core.tracing") == "core"
 
 
 def rank_of(layer: str) -> int:

@@ -217,7 +217,17 @@ def read_resource(server: Server, uri: str, principal: Principal | None = None) 
     :raises Exception: one of ``server.unavailable`` when the store did not answer.
     """
     call = Call(server, ClientState(), "resources/read", {"uri": uri}, principal=principal)
-    return read_contents(call, server.bounded_uri(uri))
+    tracer = server.tracer
+    if tracer is None:
+        return read_contents(call, server.bounded_uri(uri))
+    with tracer.message("resources/read", call.params, None, call.state) as trace:
+        try:
+            result = read_contents(call, server.bounded_uri(uri))
+        except MCPError as exc:
+            trace.failed(str(exc.code), exc.message, exc.code)
+            raise
+        trace.answered(None)
+        return result
 
 
 # -- tool calls without JSON-RPC ---------------------------------------------------------------
@@ -266,6 +276,20 @@ def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], princ
 
     :param principal: the authenticated caller, as ``tools/call`` would see it.
     """
+    tracer = server.tracer
+    if tracer is None:
+        return _call_tool_json(server, name, arguments, principal)
+    with tracer.message("tools/call", {"name": name, "arguments": arguments}, None, ClientState()) as trace:
+        try:
+            body = _call_tool_json(server, name, arguments, principal)
+        except DirectCallFailed as exc:
+            trace.failed(exc.reason, exc.message, exc.policy_code)
+            raise
+        trace.answered(None)
+        return body
+
+
+def _call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], principal: Principal | None) -> bytes:
     tool = server.registry.tools.get(name)
     if tool is None:
         raise DirectCallFailed("unknown_tool", name)

@@ -39,6 +39,7 @@ from ..schemas.hints import InjectedParameter
 from .context_state import ContextState, StateStore, StateUnavailable, state_store_of, use_state_store
 from .input_requests import Elicit, ElicitResult, InputRequest, ListRoots, Sample, SampleOptions
 from .result_cache import asked_client
+from .tracing import traced_params
 
 if t.TYPE_CHECKING:
     from ..policies.principal import Principal
@@ -320,7 +321,9 @@ class Context(InjectedParameter):
             )
             raise MCPError(CAPABILITY_MISSING, f"the client did not declare {needed}")
         asked_client()  # the answer comes while the call runs: a cached tool's result cannot be keyed by it
-        return t.cast("Channel", self._channel).request(request.method, request.params, self._timeout)
+        # The request carries the trace of the call that asks, so the client's handling of it joins that trace.
+        params = traced_params(self._call.server.tracer, request.params)
+        return t.cast("Channel", self._channel).request(request.method, params, self._timeout)
 
     def sample(
         self,

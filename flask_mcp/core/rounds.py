@@ -214,7 +214,11 @@ class Round(Answers):
                 f"the answers gathered for this request exceed the server's limit of {self.max_state_bytes} "
                 "bytes of requestState (MCP_REQUEST_STATE_MAX_BYTES)",
             )
+        tracer = self.call.server.tracer
         requests = {key: request.wire() for key, request in pending.requests.items()}
+        if tracer is not None:
+            # Each question carries the trace of the call that asks, as a request sent to the client would.
+            requests = {key: {**wire, "params": tracer.outgoing(wire["params"])} for key, wire in requests.items()}
         return {"resultType": "input_required", "inputRequests": requests, "requestState": state}
 
 

@@ -44,6 +44,7 @@ from .methods import HANDLERS, MODERN_HANDLERS, NOTIFICATION_HANDLERS
 from .result_cache import ResultCache
 from .rounds import ROUND_METHODS, InputRequired, Round, Sealer
 from .tasks import Tasks
+from .tracing import Tracer
 
 __all__ = ["Server"]
 
@@ -191,6 +192,8 @@ class Server:
         self.caller_digest: t.Callable[[t.Callable[..., t.Any]], str | None] | None = None
         #: The Agent Skills served, by name (:mod:`flask_mcp.components.skills`); their files are resources.
         self.skills: dict[str, Skill] = {}
+        #: Traces and measures every message handled (:mod:`flask_mcp.core.tracing`); ``None``: nothing is.
+        self.tracer: Tracer | None = None
 
     def current_request(self) -> t.Any:
         """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""
@@ -332,6 +335,22 @@ class Server:
         :param envelope: a modern request's envelope, when the transport has
             already read and checked it (it is read here otherwise).
         """
+        tracer = self.tracer
+        if tracer is None or isinstance(message, jsonrpc.Response):
+            return self._handle(message, state, channel, principal, envelope)
+        with tracer.message(message.method, message.params, getattr(message, "id", None), state) as trace:
+            response = self._handle(message, state, channel, principal, envelope)
+            trace.answered(response)
+            return response
+
+    def _handle(
+        self,
+        message: jsonrpc.Message,
+        state: ClientState,
+        channel: Channel | None,
+        principal: Principal | None,
+        envelope: Envelope | None,
+    ) -> dict[str, t.Any] | None:
         if isinstance(message, jsonrpc.Response):
             return None
         if isinstance(message, jsonrpc.Notification):

@@ -31,6 +31,7 @@ from .rounds import Answers, InputRequired
 from .tasks import end, ran
 
 if t.TYPE_CHECKING:
+    from ..components.model import Tool
     from .server import Server
     from .tasks import TaskRecord, Tasks, TaskStore
 
@@ -127,7 +128,7 @@ def _run(server: Server, tasks: Tasks, task_id: str) -> None:
     call.round = Answers(record.answers)
     try:
         HEARTBEATS.watch(store, task_id, tasks.heartbeat)  # run_task forgets it, however the run ends
-        result = run_in_task(call, tool, record.arguments)
+        result = _run_traced(call, tool, record.arguments)
     except InputRequired as pending:
         _ask(store, task_id, {key: request.wire() for key, request in pending.requests.items()})
         return
@@ -140,6 +141,24 @@ def _run(server: Server, tasks: Tasks, task_id: str) -> None:
         return
     failed = bool(result.get("isError")) and record.era == "handshake"  # 2025-11-25: an error result fails it
     end(store, task_id, "failed" if failed else "completed", result=result)
+
+
+def _run_traced(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[str, t.Any]:
+    """:func:`run_in_task` in the trace of the call that created the task (its ``_meta`` carries it)."""
+    tracer = call.server.tracer
+    if tracer is None:
+        return run_in_task(call, tool, arguments)
+    with tracer.message("tools/call", call.params, None, call.state) as trace:
+        try:
+            result = run_in_task(call, tool, arguments)
+        except InputRequired:
+            trace.answered(None)  # a question, not a failure: the next run goes on
+            raise
+        except MCPError as exc:
+            trace.failed(str(exc.code), exc.message, exc.code)
+            raise
+        trace.answered({"result": result})
+        return result
 
 
 def _ask(store: TaskStore, task_id: str, requests: dict[str, t.Any]) -> None:

@@ -112,9 +112,14 @@ def session_of(call: Call) -> str | None:
 
 
 def _meta(call: Call) -> dict[str, t.Any]:
-    # What the task's runs need of the request's _meta: its progress token, if any.
+    # What the task's runs need of the request's _meta: its progress token, if any, and the trace
+    # context of the call that creates it, so that its runs (in any process) continue that trace.
+    tracer = call.server.tracer
+    kept: dict[str, t.Any] = {} if tracer is None else tracer.outgoing({}).get("_meta", {})
     meta = call.params.get("_meta")
     if not isinstance(meta, dict) or "progressToken" not in meta:
-        return {}
+        return kept
     token = meta["progressToken"]
-    return {"progressToken": token} if isinstance(token, (str, int)) and not isinstance(token, bool) else {}
+    if isinstance(token, (str, int)) and not isinstance(token, bool):
+        kept["progressToken"] = token
+    return kept

@@ -16,6 +16,7 @@ handshake sessions: without one they answer 405.
 from __future__ import annotations
 
 import logging
+import time
 import typing as t
 
 from flask import Response, current_app, request
@@ -319,8 +320,15 @@ def _delete(state: MCPState, environ: WSGIEnvironment, principal: Principal | No
     session_id = environ.get(_SESSION_KEY)
     if not session_id:
         return error_response(400, f"Bad Request: missing {SESSION_HEADER} header")
+    tracer = state.server.tracer
+    if tracer is not None and not tracer.recording:
+        tracer = None
+    # Its start, for the duration of sessions: read only when something measures it.
+    ending = state.sessions.open(session_id, _owner(principal)) if tracer and state.sessions is not None else None
     if state.sessions is None or not state.sessions.delete(session_id, _owner(principal)):
         return _session_not_found(state, session_id, None)
+    if tracer is not None and ending is not None:
+        tracer.session_ended(ending.created, time.time(), ending.state)
     if session_ended.receivers:
         session_ended.send(
             current_app._get_current_object(),  # type: ignore[attr-defined]

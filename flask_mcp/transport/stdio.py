@@ -28,6 +28,7 @@ import itertools
 import logging
 import sys
 import threading
+import time
 import typing as t
 
 from flask.testing import EnvironBuilder
@@ -53,20 +54,26 @@ if t.TYPE_CHECKING:
     from ..stores.events import EventLog
 
 
-__all__ = ["StdioChannel", "StdioServer", "message_context", "serve_stdio"]
+__all__ = ["NETWORK_TRANSPORT_KEY", "StdioChannel", "StdioServer", "message_context", "serve_stdio"]
 
 logger = logging.getLogger("flask_mcp")
 
 
 #: Where :func:`message_context` keeps the environ it copies, per endpoint path, in ``app.extensions``.
 _ENVIRONS_KEY = "mcp_message_environs"
+#: The WSGI environ key of a context made by :func:`message_context`: the network transport
+#: the message came over (``"pipe"`` for stdio), or ``None`` for none (the CLI, a task's run).
+#: Its absence means a real HTTP request.
+NETWORK_TRANSPORT_KEY = "flask_mcp.network_transport"
 
 
-def message_context(app: Flask, path: str | None = None) -> RequestContext:
+def message_context(app: Flask, path: str | None = None, transport: str | None = None) -> RequestContext:
     """The request context one message is handled in (see the module docstring).
 
     :param path: the endpoint's path; by default that of the current server
         (:func:`~flask_mcp.globals.state_of`), whose request it then is.
+    :param transport: what the message came over, as OpenTelemetry's
+        ``network.transport`` names it (``"pipe"``); ``None``: no network.
     """
     if path is None:
         state = state_of(app)
@@ -81,7 +88,7 @@ def message_context(app: Flask, path: str | None = None) -> RequestContext:
             environ = built[path] = builder.get_environ()
         finally:
             builder.close()
-    return app.request_context(dict(environ))
+    return app.request_context({**environ, NETWORK_TRANSPORT_KEY: transport})
 
 
 class _Pending:
@@ -161,6 +168,8 @@ class StdioServer:
         self.stdout = stdout
         #: The session: the process serves exactly one client.
         self.client = ClientState()
+        #: When the session began (seconds since the epoch), for its duration's metric.
+        self.started = time.time()
         #: Set once stdin reached EOF; waiting handlers then give up.
         self.closed = False
         self._write_lock = threading.Lock()
@@ -229,6 +238,10 @@ class StdioServer:
             pending.done.set()
         for thread in running:
             thread.join()
+        tracer = self.mcp.server.tracer
+        if tracer is not None and self.client.client_info is not None:  # a handshake session: stdin closing ends it
+            with message_context(self.app, self.path, "pipe"):
+                tracer.session_ended(self.started, time.time(), self.client)
 
     def _skip_line(self) -> None:
         """Read on to the end of the current line, a bounded piece at a time."""
@@ -339,7 +352,7 @@ class StdioServer:
     def _handle(self, message: jsonrpc.Message, channel: StdioChannel | None) -> None:
         response: dict[str, t.Any] | None = None
         try:
-            with message_context(self.app, self.path):
+            with message_context(self.app, self.path, "pipe"):
                 self.mcp.keep_in_step()
                 response = self.mcp.server.handle(message, self.client, channel, self.principal)
         except Exception as exc:  # the core answers its own errors; this is the context's

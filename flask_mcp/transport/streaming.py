@@ -15,6 +15,8 @@ process or host; they travel through the session cache
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import itertools
 import json
 import logging
@@ -245,7 +247,10 @@ def respond(
                     response = jsonrpc.failure(message.id, state.server.internal_error(RuntimeError("handler failed")))
                 channel.finish(response)
 
-    threading.Thread(target=work, name=f"mcp-request-{message.id}", daemon=True).start()
+    # In the request's context variables too: the handler's trace is the request's (a tracing
+    # instrumentation's current span), as it would be had it run in the request's own thread.
+    run_in_context = functools.partial(contextvars.copy_context().run, work)
+    threading.Thread(target=run_in_context, name=f"mcp-request-{message.id}", daemon=True).start()
     first = channel.outbox.get()
     if first[0] == _DONE and not channel.streaming:  # nothing was streamed: the fast JSON answer
         status, headers = http_status(first[2], state.auth, modern)
