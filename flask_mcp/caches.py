@@ -24,6 +24,7 @@ from flask_caching.backends import NullCache
 from flask_caching.backends import SimpleCache as FlaskSimpleCache
 
 from .policies.keeping_cache import KeepingSimpleCache
+from .stores.topology import fitted
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -117,8 +118,12 @@ class BoundCache(Cache):
 
 
 def bound(app: Flask, cache: Cache) -> Cache:
-    """*cache* with its backend on *app* resolved once (:class:`BoundCache`), also known to *app* as a cache."""
-    backend = app.extensions["cache"][cache]
+    """*cache* with its backend on *app* resolved once (:class:`BoundCache`), also known to *app* as a cache.
+
+    A Redis backend is :func:`~flask_mcp.stores.topology.fitted` to the stores: it reads
+    from the master, adds in one command and reads several keys slot by slot on a cluster.
+    """
+    backend = fitted(app.extensions["cache"][cache])
     found = BoundCache(backend)
     app.extensions["cache"][found] = backend
     return found

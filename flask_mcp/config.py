@@ -293,9 +293,13 @@ def _cache_config(config: t.Mapping[str, t.Any], prefix: str, max_sessions: int 
     kind = found.get("CACHE_TYPE")
     if isinstance(kind, str) and kind.lower().replace("_", "") in _CACHE_TYPES:
         found["CACHE_TYPE"] = _CACHE_TYPES[kind.lower().replace("_", "")]
-    if str(found.get("CACHE_TYPE", "")).endswith("RedisCache") and "CACHE_OPTIONS" not in found:
+    kind = str(found.get("CACHE_TYPE", ""))
+    if kind.endswith(("RedisCache", "RedisClusterCache", "RedisSentinelCache")) and "CACHE_OPTIONS" not in found:
         # A Redis that stops answering must fail requests in bounded time (503), not hang them.
         found["CACHE_OPTIONS"] = {"socket_timeout": 5, "socket_connect_timeout": 5}
+        if kind.endswith("RedisSentinelCache"):
+            # The sentinels too, asked where the master is (flask-caching hands them the sentinel_* options).
+            found["CACHE_OPTIONS"].update(sentinel_socket_timeout=5, sentinel_socket_connect_timeout=5)
     if max_sessions is not None:
         # New sessions are admitted while the cache holds fewer than
         # MCP_MAX_SESSIONS entries, and each one adds at most four (its

@@ -22,6 +22,7 @@ import typing as t
 from ..protocol.jsonrpc import RATE_LIMITED, MCPError
 from .keeping_cache import KeepingSimpleCache
 from .principal import Principal
+from .store_keys import tag
 
 __all__ = [
     "CacheRateLimiter",
@@ -190,9 +191,11 @@ class CacheRateLimiter:
         logged: a broken cache must not take the whole server down.
         """
         cache = self.cache
+        # Tagged by the budget: a bucket and its catch-up marker live on one node of a cluster.
+        counted = f"{self.prefix}{limit.key}:{tag(key)}"
         if isinstance(limit, FixedWindow):
-            return self._fixed_window(cache, f"{self.prefix}{limit.key}:{key}", limit)
-        return self._token_bucket(cache, f"{self.prefix}{limit.key}:{key}", limit)
+            return self._fixed_window(cache, counted, limit)
+        return self._token_bucket(cache, counted, limit)
 
     def _fixed_window(self, cache: CacheLike, key: str, limit: FixedWindow) -> float | None:
         now = self.clock()

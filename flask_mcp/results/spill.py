@@ -17,6 +17,8 @@ from __future__ import annotations
 import secrets
 import typing as t
 
+from ..policies.store_keys import key as store_key
+
 if t.TYPE_CHECKING:
     from ..policies.principal import Principal
 
@@ -25,7 +27,7 @@ __all__ = ["SPILL_URI_PREFIX", "CacheResultStore", "Reserve", "ResultStore", "sp
 #: URIs of spilled results; ``resources/read`` serves them from the store.
 SPILL_URI_PREFIX = "mcp-result://"
 
-_KEY = "spill:"
+_KEY = "spill"
 
 
 class ResultStore(t.Protocol):
@@ -64,15 +66,16 @@ class CacheResultStore:
         """Store under a fresh random token; ``cache.add`` never overwrites another result."""
         for _ in range(3):
             token = secrets.token_urlsafe(32)
+            key = store_key(_KEY, token)
             if self.reserve is not None and caller is not None:
-                self.reserve(caller, "spill", _KEY + token, len(text.encode("utf-8", "surrogatepass")), ttl)
-            if self.cache.add(_KEY + token, {"text": text, "mime": mime_type, "owner": owner}, timeout=ttl):
+                self.reserve(caller, "spill", key, len(text.encode("utf-8", "surrogatepass")), ttl)
+            if self.cache.add(key, {"text": text, "mime": mime_type, "owner": owner}, timeout=ttl):
                 return token
         raise RuntimeError("could not store a spilled tool result; is the cache reachable?")
 
     def get(self, token: str, owner: str | None) -> tuple[str, str] | None:
         """The stored result, unless it expired or belongs to another caller (or session)."""
-        record = self.cache.get(_KEY + token)
+        record = self.cache.get(store_key(_KEY, token))
         if not isinstance(record, dict) or record.get("owner") != owner:
             return None
         return record["text"], record["mime"]

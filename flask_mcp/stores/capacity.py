@@ -9,8 +9,10 @@ the store still has room, so a full store refuses instead of evicting.
 Each backend is asked in its own terms: SimpleCache by counting its entries
 against a cap (``MCP_MAX_SESSIONS`` for sessions; ``MCP_STORE_HIGH_WATER``
 of its threshold for the short-lived store), Redis by comparing
-``used_memory`` with ``MCP_STORE_HIGH_WATER`` of ``maxmemory``. Other
-backends have no probe; their own limits apply.
+``used_memory`` with ``MCP_STORE_HIGH_WATER`` of ``maxmemory``: on a
+cluster, of every master (keys spread over all of them, and whichever one
+is full would evict or refuse its share). Other backends have no probe;
+their own limits apply.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import math
 import typing as t
 
 from ..policies.keeping_cache import sweep_expired
+from .topology import primaries
 
 __all__ = [
     "EVICTING_POLICIES",
@@ -67,13 +70,15 @@ class SimpleCacheCapacity:
 
 
 class RedisCapacity:
-    """Compares Redis's ``used_memory`` with its ``maxmemory``.
+    """Compares Redis's ``used_memory`` with its ``maxmemory``, on each master.
 
     Without ``maxmemory`` Redis never evicts (it grows until the machine
     runs out of memory), so there is nothing to protect and the answer is
-    always yes; :doc:`/security` says to set it.
+    yes for that master; :doc:`/security` says to set it. On a cluster the
+    answer is yes only while every master has room: where the next key
+    lands is not known here, and a full master must not take it.
 
-    :param client: a ``redis.Redis`` client of the session store.
+    :param client: a ``redis.Redis`` (or ``redis.cluster.RedisCluster``) client of the store.
     :param high_water: the fraction of ``maxmemory`` past which new sessions are refused.
     """
 
@@ -89,7 +94,10 @@ class RedisCapacity:
         reads, then as the value stored), and Redis judges its memory between
         commands: the margin keeps a large write from taking it past ``maxmemory``.
         """
-        info = self.client.info("memory")
+        # Every master is asked (one on a single Redis or behind Sentinel): a cluster's nodes change over time.
+        return all(self._master_has_room(master.info("memory"), size) for master in primaries(self.client))
+
+    def _master_has_room(self, info: t.Mapping[str, t.Any], size: int) -> bool:
         limit = int(info.get("maxmemory") or 0)
         if limit and not self._policy_checked:
             self._policy_checked = True

@@ -18,6 +18,7 @@ import math
 import time
 import typing as t
 
+from ..policies.store_keys import key as store_key
 from .lock import store_lock
 
 if t.TYPE_CHECKING:
@@ -25,7 +26,7 @@ if t.TYPE_CHECKING:
 
 __all__ = ["CacheStateStore"]
 
-_KEY = "ctxstate:"
+_KEY = "ctxstate"
 
 
 class CacheStateStore:
@@ -58,7 +59,7 @@ class CacheStateStore:
 
     def _record_key(self, scope: str) -> str:
         # Hashed: a subject may be long, or hold characters a backend dislikes in keys.
-        return _KEY + hashlib.sha256(scope.encode("utf-8")).hexdigest()[:40]
+        return store_key(_KEY, hashlib.sha256(scope.encode("utf-8")).hexdigest()[:40])
 
     def _load(self, record_key: str) -> dict[str, list[t.Any]]:
         record = self.cache.get(record_key)

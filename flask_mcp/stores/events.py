@@ -23,6 +23,7 @@ import typing as t
 
 from flask_caching import Cache
 
+from ..policies.store_keys import key as store_key
 from ..protocol.numerals import parse_numeral
 
 __all__ = ["BROADCAST", "GAP_GRACE", "MAX_EVENT_NUMBER", "MAX_STREAM_NAME", "EventLog", "Reader", "parse_event_id"]
@@ -70,12 +71,16 @@ class EventLog:
         self.cache = cache
         self.ttl = ttl
 
-    def _scope(self, session_id: str | None, stream: str) -> str:
-        return f"{_EVERYONE if stream == BROADCAST else session_id}:{stream}"
+    @staticmethod
+    def _key(family: str, session_id: str | None, stream: str, *rest: object) -> str:
+        # Tagged by session: a session's streams live on one node of a cluster. The broadcast
+        # stream is everybody's; a request without a session has its stream to itself.
+        owner = _EVERYONE if stream == BROADCAST else session_id if session_id is not None else stream
+        return store_key(family, owner, stream, *rest)
 
     def append(self, session_id: str | None, stream: str, message: dict[str, t.Any]) -> str:
         """Store *message* as the next event of the stream; returns its event id."""
-        scope, counter = self._scope(session_id, stream), self.counter_key(session_id, stream)
+        counter = self.counter_key(session_id, stream)
         # The backend's atomic increment (INCR on Redis) numbers the events.
         # A request's stream counter is created with its events' lifetime, so it
         # does not outlive them for long; the broadcast counter never expires:
@@ -83,28 +88,28 @@ class EventLog:
         # over would look to them like events already delivered.
         self.cache.add(counter, 0, timeout=0 if stream == BROADCAST else self.ttl)
         number = int(self.cache.cache.inc(counter) or 0)
-        self.cache.set(f"ev:{scope}:{number}", message, timeout=self.ttl)
+        self.cache.set(self._key("ev", session_id, stream, number), message, timeout=self.ttl)
         return f"{stream}:{number}"
 
     def begin(self, session_id: str | None, stream: str, request_id: t.Any) -> None:
         """Note that *stream* carries the messages of request *request_id* (before its first event)."""
-        self.cache.set(f"evq:{self._scope(session_id, stream)}", {"request": request_id}, timeout=self.ttl)
+        self.cache.set(self._key("evq", session_id, stream), {"request": request_id}, timeout=self.ttl)
 
     def end(self, session_id: str | None, stream: str) -> None:
         """Note that *stream* ended without a response (its request was cancelled)."""
-        key = f"evq:{self._scope(session_id, stream)}"
+        key = self._key("evq", session_id, stream)
         record = self.cache.get(key)
         if isinstance(record, dict):
             self.cache.set(key, {**record, "ended": True}, timeout=self.ttl)
 
     def carried(self, session_id: str | None, stream: str) -> dict[str, t.Any] | None:
         """What :meth:`begin` and :meth:`end` noted of *stream*: ``{"request": id, "ended": bool}``, if anything."""
-        record = self.cache.get(f"evq:{self._scope(session_id, stream)}")
+        record = self.cache.get(self._key("evq", session_id, stream))
         return record if isinstance(record, dict) and "request" in record else None
 
     def counter_key(self, session_id: str | None, stream: str) -> str:
         """The key of the stream's event counter: it changes with every event appended."""
-        return f"evn:{self._scope(session_id, stream)}"
+        return self._key("evn", session_id, stream)
 
     def last(self, session_id: str | None, stream: str) -> int:
         """The number of the newest event of the stream (0 for none)."""
@@ -116,11 +121,10 @@ class EventLog:
 
     def after(self, session_id: str | None, stream: str, number: int) -> list[tuple[str, dict[str, t.Any]]]:
         """The events of the stream after event *number*, oldest first."""
-        scope = self._scope(session_id, stream)
         found: list[tuple[str, dict[str, t.Any]]] = []
         while True:
             number += 1
-            message = self.cache.get(f"ev:{scope}:{number}")
+            message = self.cache.get(self._key("ev", session_id, stream, number))
             if message is None:
                 return found
             found.append((f"{stream}:{number}", message))

@@ -27,13 +27,16 @@ def store_errors(*backends: t.Any) -> tuple[type[BaseException], ...]:
     """The exceptions that mean one of *backends* (cachelib caches) did not answer.
 
     Only the store's own error classes: a tool's bug must still be a bug.
+    Redis Cluster's client raises a few of its own that are no
+    ``RedisError`` (a slot with no node while the cluster changes, a
+    cluster that cannot be reached): they mean the same.
     """
     errors: list[type[BaseException]] = []
     for backend in backends:
         if getattr(backend, "_write_client", None) is not None:  # RedisCache and its kin
-            from redis.exceptions import RedisError
+            from redis.exceptions import RedisClusterException, RedisError
 
-            errors.append(RedisError)
+            errors += [RedisError, RedisClusterException]
     return tuple(dict.fromkeys(errors))
 
 

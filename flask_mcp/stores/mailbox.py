@@ -23,6 +23,7 @@ import typing as t
 
 from flask_caching import Cache
 
+from ..policies.store_keys import key as store_key
 from .waker import Waker
 
 __all__ = ["Mailbox"]
@@ -64,13 +65,13 @@ class Mailbox:
 
     def expect(self, session_id: str, request_id: str) -> None:
         """Announce that *request_id* awaits an answer (only expected answers are kept)."""
-        self.cache.set(f"await:{session_id}:{request_id}", True, timeout=self.ttl)
+        self.cache.set(_awaited(session_id, request_id), True, timeout=self.ttl)
 
     def deliver(self, session_id: str, request_id: t.Any, message: dict[str, t.Any]) -> bool:
         """Store the client's answer; ``False`` when nobody waits for it."""
-        if not isinstance(request_id, str) or not self.cache.get(f"await:{session_id}:{request_id}"):
+        if not isinstance(request_id, str) or not self.cache.get(_awaited(session_id, request_id)):
             return False
-        self.cache.set(f"answer:{session_id}:{request_id}", message, timeout=self.ttl)
+        self.cache.set(_answer(session_id, request_id), message, timeout=self.ttl)
         return True
 
     def wait(
@@ -86,7 +87,7 @@ class Mailbox:
         :param owner: the id of the request whose handler waits: its
             cancellation is watched too, so it ends the wait at once.
         """
-        key = f"answer:{session_id}:{request_id}"
+        key = _answer(session_id, request_id)
         watched = {key: None}
         if owner is not None:
             watched[_cancel(session_id, owner)] = None
@@ -105,7 +106,7 @@ class Mailbox:
                 # A quarter of a second at most: *cancelled* may look at more than the watched keys.
                 self.waker.wait(self.cache.cache, watched, min(remaining, 0.25))
         finally:
-            self.cache.delete_many(key, f"await:{session_id}:{request_id}")
+            self.cache.delete_many(key, _awaited(session_id, request_id))
 
     def cancel(self, session_id: str, request_id: t.Any) -> bool:
         """Record ``notifications/cancelled`` for a request of the session in flight.
@@ -189,10 +190,22 @@ class Mailbox:
             self.beat()
 
 
+# Every key of a session's mailbox carries the session's tag: a wait's answer and its
+# await marker are deleted together, a release deletes the marker and the cancellation.
+
+
+def _awaited(session_id: str, request_id: str) -> str:
+    return store_key("await", session_id, request_id)
+
+
+def _answer(session_id: str, request_id: str) -> str:
+    return store_key("answer", session_id, request_id)
+
+
 def _inflight(session_id: str, request_id: t.Any) -> str:
     # repr: 1 and "1" are different JSON-RPC ids.
-    return f"inflight:{session_id}:{request_id!r}"
+    return store_key("inflight", session_id, repr(request_id))
 
 
 def _cancel(session_id: str, request_id: t.Any) -> str:
-    return f"cancel:{session_id}:{request_id!r}"
+    return store_key("cancel", session_id, repr(request_id))

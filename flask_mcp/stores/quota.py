@@ -31,6 +31,7 @@ import math
 import time
 import typing as t
 
+from ..policies.store_keys import key as store_key
 from ..protocol.errors import StoreRefused
 from .lock import store_lock
 
@@ -42,7 +43,7 @@ __all__ = ["KINDS", "Quota", "StoreGuard"]
 #: The kinds of client-driven entries the extension itself keeps (a store may name others).
 KINDS = ("state", "spill", "result", "task")
 
-_KEY = "quota:"
+_KEY = "quota"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,7 +165,7 @@ class StoreGuard:
 
     def _ledger_key(self, caller: str, kind: str) -> str:
         # Hashed: a caller is a subject or an address, of any length and alphabet.
-        return f"{_KEY}{kind}:" + hashlib.sha256(caller.encode("utf-8")).hexdigest()[:40]
+        return store_key(_KEY, hashlib.sha256(caller.encode("utf-8")).hexdigest()[:40], kind)
 
     def _load(self, ledger_key: str, now: float) -> dict[str, list[float]]:
         ledger = self.cache.get(ledger_key)

@@ -17,6 +17,7 @@ import hashlib
 import logging
 import typing as t
 
+from ..policies.store_keys import key as store_key
 from ..protocol import jsonrpc
 from ..protocol.errors import StoreRefused
 
@@ -27,8 +28,8 @@ __all__ = ["CacheResultCache"]
 
 logger = logging.getLogger("flask_mcp")
 
-_ENTRY = "rc:"
-_GENERATION = "rc-gen:"
+_ENTRY = "rc"
+_GENERATION = "rc-gen"
 
 
 class CacheResultCache:
@@ -43,13 +44,14 @@ class CacheResultCache:
         self.guard = guard
 
     def _generations(self, tool: str, arguments: str) -> tuple[int, int]:
-        found = self.cache.get_many(_GENERATION + tool, f"{_GENERATION}{tool}:{arguments}")
+        # Both generations carry the tool's tag: one read, on one node of a cluster.
+        found = self.cache.get_many(store_key(_GENERATION, tool), store_key(_GENERATION, tool, arguments))
         return tuple(value if isinstance(value, int) else 0 for value in found)  # type: ignore[return-value]
 
     def _entry(self, tool: str, arguments: str, caller: str) -> str:
         of_tool, of_arguments = self._generations(tool, arguments)
         text = f"{tool}\x00{of_tool}\x00{arguments}\x00{of_arguments}\x00{caller}"
-        return _ENTRY + hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+        return store_key(_ENTRY, hashlib.sha256(text.encode("utf-8")).hexdigest()[:40])
 
     def load(self, tool: str, arguments: str, caller: str) -> dict[str, t.Any] | None:
         """The kept result, or ``None``."""
@@ -78,7 +80,7 @@ class CacheResultCache:
 
     def invalidate(self, tool: str, arguments: str | None = None) -> None:
         """Forget the results of *tool* (for *arguments* only, when given)."""
-        key = _GENERATION + tool if arguments is None else f"{_GENERATION}{tool}:{arguments}"
+        key = store_key(_GENERATION, tool) if arguments is None else store_key(_GENERATION, tool, arguments)
         # add() then inc(): a counter that is there is bumped atomically on Redis.
         self.cache.add(key, 0, timeout=0)
         self.cache.cache.inc(key)  # the backend's own (flask-caching does not wrap inc)

@@ -18,13 +18,14 @@ from flask_caching import Cache
 
 from ..core.client import ClientState
 from ..core.hooks import session_ended
+from ..policies.store_keys import key as store_key
 from .lock import store_lock
 
 __all__ = ["CacheSubscriptions", "Session", "SessionStore"]
 
-_KEY = "session:"
-_OWNER_KEY = "owner:"
-_SUBSCRIPTIONS_KEY = "subs:"
+_KEY = "session"
+_OWNER_KEY = "owner"
+_SUBSCRIPTIONS_KEY = "subs"
 #: How long subscriptions outlive their session at most when sessions have no absolute lifetime.
 _SUBSCRIPTIONS_TTL = 86400
 
@@ -105,7 +106,7 @@ class SessionStore:
             if self.origin is not None:
                 session_id = f"{self.origin}.{session_id}"
             session = Session(session_id, state, owner, created)
-            if self.cache.add(_KEY + session_id, self._record(session), timeout=self._timeout(session)):
+            if self.cache.add(store_key(_KEY, session_id), self._record(session), timeout=self._timeout(session)):
                 if owner is not None and self.per_owner is not None:
                     self._index(session)
                 return session_id
@@ -121,9 +122,9 @@ class SessionStore:
     def open(self, session_id: str, owner: str | None = None) -> Session | None:
         """The live session *session_id* of *owner*, or ``None`` if unknown, expired, deleted or not theirs."""
         if self.read_along is None:
-            record, along = self.cache.get(_KEY + session_id), None
+            record, along = self.cache.get(store_key(_KEY, session_id)), None
         else:
-            record, along = self.cache.get_many(_KEY + session_id, self.read_along)
+            record, along = self.cache.get_many(store_key(_KEY, session_id), self.read_along)
         if not isinstance(record, dict) or record.get("_o") != owner:
             return None
         now = self.clock()
@@ -144,7 +145,7 @@ class SessionStore:
 
     def store(self, session: Session) -> None:
         """Store *session* again, which also restarts the idle timeout."""
-        self.cache.set(_KEY + session.id, self._record(session), timeout=self._timeout(session))
+        self.cache.set(store_key(_KEY, session.id), self._record(session), timeout=self._timeout(session))
 
     def save(self, session_id: str, state: ClientState) -> None:
         """Replace the state of a live session (keeping its owner and age); restarts the idle timeout.
@@ -152,22 +153,22 @@ class SessionStore:
         It reads the record first; a transport that loaded the session with
         :meth:`open` calls :meth:`store` instead and saves that round trip.
         """
-        record = self.cache.get(_KEY + session_id)
+        record = self.cache.get(store_key(_KEY, session_id))
         if isinstance(record, dict):
             self.store(Session(session_id, state, record.get("_o"), record.get("_c", self.clock())))
 
     def delete(self, session_id: str, owner: str | None = None) -> bool:
         """End a session of *owner*; ``False`` if it did not exist or is not theirs."""
-        key = _KEY + session_id
+        key = store_key(_KEY, session_id)
         record = self.cache.get(key)
         if not isinstance(record, dict) or record.get("_o") != owner:
             return False
-        self.cache.delete_many(key, _SUBSCRIPTIONS_KEY + session_id)
+        self.cache.delete_many(key, store_key(_SUBSCRIPTIONS_KEY, session_id))
         return True
 
     def _expire(self, session_id: str, owner: str | None) -> None:
         # Past MCP_SESSION_MAX_AGE: gone for good, and said once (the record goes with it).
-        self.cache.delete_many(_KEY + session_id, _SUBSCRIPTIONS_KEY + session_id)
+        self.cache.delete_many(store_key(_KEY, session_id), store_key(_SUBSCRIPTIONS_KEY, session_id))
         if session_ended.receivers:
             sender = current_app._get_current_object() if has_app_context() else self  # type: ignore[attr-defined]
             session_ended.send(sender, session_id=session_id, principal=None, owner=owner, reason="expired")
@@ -201,19 +202,19 @@ class SessionStore:
         sessions, so every worker sees it; concurrent creates by one
         principal may let it overshoot the cap briefly (read, modify, write).
         """
-        key = _OWNER_KEY + t.cast(str, session.owner)
+        key = store_key(_OWNER_KEY, t.cast(str, session.owner))
         index = self.cache.get(key)
         entries: list[tuple[str, float]] = list(index) if isinstance(index, list) else []
         if entries:
             # Drop sessions that expired or were deleted since.
-            alive = self.cache.get_many(*(_KEY + session_id for session_id, _ in entries))
+            alive = self.cache.get_many(*(store_key(_KEY, session_id) for session_id, _ in entries))
             entries = [entry for entry, record in zip(entries, alive, strict=True) if record is not None]
         entries.append((session.id, session.created))
         entries.sort(key=lambda entry: entry[1])
         cap = t.cast(int, self.per_owner)
         evicted, entries = entries[:-cap], entries[-cap:]
         if evicted:
-            self.cache.delete_many(*(_KEY + session_id for session_id, _ in evicted))
+            self.cache.delete_many(*(store_key(_KEY, session_id) for session_id, _ in evicted))
         self.cache.set(key, entries, timeout=self.max_age or 0)
 
 
@@ -232,7 +233,7 @@ class CacheSubscriptions:
 
     def __init__(self, cache: Cache, session_id: str, ttl: int) -> None:
         self.cache = cache
-        self.key = _SUBSCRIPTIONS_KEY + session_id
+        self.key = store_key(_SUBSCRIPTIONS_KEY, session_id)
         self.ttl = ttl
 
     def uris(self) -> list[str]:

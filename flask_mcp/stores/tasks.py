@@ -35,6 +35,7 @@ import time
 import typing as t
 
 from ..core.tasks import TaskLimit, TaskRecord, TasksFull
+from ..policies.store_keys import key as store_key
 from ..protocol import jsonrpc
 from .lock import store_lock
 
@@ -43,10 +44,10 @@ if t.TYPE_CHECKING:
 
 __all__ = ["BUCKET", "CacheTaskStore"]
 
-_RECORD = "task:"
-_LEDGER = "tasks-of:"
+_RECORD = "task"
+_LEDGER = "tasks-of"
 _TOTAL = "tasks-total"
-_CANCEL = "task-cancel:"
+_CANCEL = "task-cancel"
 #: Seconds a record outlives its ttl, so "expired" can still be told from "never was" for a moment.
 _GRACE = 60
 #: Seconds per bucket of the store's total: a task leaves it within this long of being let go.
@@ -96,7 +97,7 @@ class CacheTaskStore:
     @staticmethod
     def _ledger_key(account: str) -> str:
         # Hashed: an account holds a subject, which may be long or hold characters a backend dislikes.
-        return _LEDGER + hashlib.sha256(account.encode("utf-8")).hexdigest()[:40]
+        return store_key(_LEDGER, hashlib.sha256(account.encode("utf-8")).hexdigest()[:40])
 
     def _until(self, record: TaskRecord, now: float) -> float:
         """When the store lets *record* go: 0 for never."""
@@ -151,10 +152,10 @@ class CacheTaskStore:
         if settle:
             record.charge["settled"] = data["charge"]["settled"] = True
         timeout = self._timeout(until, now)
-        self.cache.set(_RECORD + record.task_id, data, timeout=timeout)
+        self.cache.set(store_key(_RECORD, record.task_id), data, timeout=timeout)
         if record.status == "cancelled":
             # The stop flag lives as long as the record: a tool that runs past its ttl still reads it.
-            self.cache.set(_CANCEL + record.task_id, True, timeout=timeout)
+            self.cache.set(store_key(_CANCEL, record.task_id), True, timeout=timeout)
         after = record.charge
         if (before.get("bucket"), before.get("bytes")) != (after["bucket"], after["bytes"]):
             self._move(before, after)
@@ -163,7 +164,7 @@ class CacheTaskStore:
 
     def load(self, task_id: str) -> TaskRecord | None:
         """The record of *task_id*, or ``None``."""
-        data = self.cache.get(_RECORD + task_id)
+        data = self.cache.get(store_key(_RECORD, task_id))
         if not isinstance(data, dict):
             return None
         try:
@@ -173,7 +174,7 @@ class CacheTaskStore:
 
     def update(self, task_id: str, change: t.Callable[[TaskRecord], bool]) -> TaskRecord | None:
         """Apply *change* under the record's lock; keep the record when it returns true."""
-        with store_lock(self.cache, _RECORD + task_id):
+        with store_lock(self.cache, store_key(_RECORD, task_id)):
             record = self.load(task_id)
             if record is None:
                 return None
@@ -186,11 +187,11 @@ class CacheTaskStore:
         record = self.load(task_id)
         now = self.clock()
         timeout = self._timeout(self._until(record, now), now) if record is not None else 3600
-        self.cache.set(_CANCEL + task_id, True, timeout=timeout)
+        self.cache.set(store_key(_CANCEL, task_id), True, timeout=timeout)
 
     def cancel_requested(self, task_id: str) -> bool:
         """Whether *task_id* was asked to stop."""
-        return bool(self.cache.get(_CANCEL + task_id))
+        return bool(self.cache.get(store_key(_CANCEL, task_id)))
 
     # -- ledgers: what each account keeps --------------------------------------------------
 
@@ -231,7 +232,7 @@ class CacheTaskStore:
                 # The store's own room, whatever this account may keep: a full store never evicts another's.
                 self.room(size)
             self._add(record.charge, limits, now)
-            self.cache.set(_RECORD + record.task_id, data, timeout=self._timeout(until, now))
+            self.cache.set(store_key(_RECORD, record.task_id), data, timeout=self._timeout(until, now))
             entries.append([record.task_id, size, until, False])
             self._write(key, entries, now)
 
@@ -298,8 +299,8 @@ class CacheTaskStore:
     def _let_go(self, task_id: str) -> None:
         """Delete an ended task of an account at its bound, and take it out of the total."""
         found = self.load(task_id)
-        self.cache.delete(_RECORD + task_id)
-        self.cache.delete(_CANCEL + task_id)
+        self.cache.delete(store_key(_RECORD, task_id))
+        self.cache.delete(store_key(_CANCEL, task_id))
         if found is not None and found.charge:
             self._move(found.charge, {})
 

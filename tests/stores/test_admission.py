@@ -159,7 +159,7 @@ def test_ephemeral_keys_have_a_prefix_of_their_own(
         state.mailbox.expect(session_id, "srv-1")
     with redis.Redis.from_url(redis_url) as client:
         keys = sorted(key.decode() for key in client.scan_iter(match=prefix + "*"))
-    assert keys == [f"{prefix}e:await:{session_id}:srv-1", f"{prefix}session:{session_id}"]
+    assert keys == [f"{prefix}e:await:{{{session_id}}}:srv-1", f"{prefix}session:{{{session_id}}}"]
 
 
 def test_redis_at_its_memory_limit_refuses_newcomers(make_client: t.Callable[..., MCPTestClient]) -> None:

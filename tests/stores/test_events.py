@@ -13,6 +13,7 @@ from flask import Flask
 from flask_caching import Cache
 
 from flask_mcp import MCP, Context
+from flask_mcp.policies.store_keys import key as store_key
 from flask_mcp.stores.events import BROADCAST, GAP_GRACE, EventLog, parse_event_id
 
 
@@ -71,10 +72,10 @@ def test_a_reader_waits_for_an_event_counted_but_not_stored_yet(log: EventLog) -
     log.append(None, BROADCAST, {"n": 1})
     log.append(None, BROADCAST, {"n": 2})
     log.append(None, BROADCAST, {"n": 3})
-    log.cache.delete(f"ev:*:{BROADCAST}:2")  # as if event 2 were not stored yet
+    log.cache.delete(store_key("ev", "*", BROADCAST, 2))  # as if event 2 were not stored yet
     assert [m["n"] for _, m in reader.read(3, now=10.0)] == [1]
     assert reader.behind
-    log.cache.set(f"ev:*:{BROADCAST}:2", {"n": 2})  # the other process stores it
+    log.cache.set(store_key("ev", "*", BROADCAST, 2), {"n": 2})  # the other process stores it
     assert [m["n"] for _, m in reader.read(3, now=10.5)] == [2, 3]
     assert not reader.behind
 
@@ -83,7 +84,7 @@ def test_a_reader_gives_up_an_event_that_never_comes_after_the_grace(log: EventL
     reader = log.reader(None, BROADCAST, 0)
     for n in (1, 2, 3):
         log.append(None, BROADCAST, {"n": n})
-    log.cache.delete(f"ev:*:{BROADCAST}:1")  # lost (evicted, expired)
+    log.cache.delete(store_key("ev", "*", BROADCAST, 1))  # lost (evicted, expired)
     assert reader.read(3, now=0.0) == []
     assert reader.read(3, now=GAP_GRACE / 2) == []
     assert reader.read(3, now=GAP_GRACE) == []  # steps over event 1 ...
@@ -117,7 +118,7 @@ def test_the_broadcast_counter_does_not_expire_with_its_events(redis_url: str) -
         client = cache.cache._write_client
         assert client.ttl(prefix + log.counter_key(None, BROADCAST)) == -1  # no expiry
         assert 0 < client.ttl(prefix + log.counter_key("s1", "stream")) <= 60
-        assert 0 < client.ttl(prefix + f"ev:*:{BROADCAST}:1") <= 60
+        assert 0 < client.ttl(prefix + store_key("ev", "*", BROADCAST, 1)) <= 60
 
 
 def test_broadcast_is_shared_by_every_session(log: EventLog) -> None:

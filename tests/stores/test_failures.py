@@ -161,7 +161,7 @@ def test_store_errors_name_only_the_stores_own_exceptions(app: Flask) -> None:
     import redis
 
     state = app.extensions["mcp"]
-    assert state.store_errors == (redis.exceptions.RedisError,)
+    assert state.store_errors == (redis.exceptions.RedisError, redis.exceptions.RedisClusterException)
     assert store_errors(object()) == ()
     assert Server(state.server.registry, name="n", version="1").unavailable == ()
 

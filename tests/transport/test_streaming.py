@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError as MCPErrorOnClient
 
 from flask_mcp import MCP, Context, MCPError
 from flask_mcp.core.context import LOG_LEVELS
+from flask_mcp.policies.store_keys import key as store_key
 from flask_mcp.testing import ACCEPT, SchemaValidator
 
 from ..conftest import REPO_ROOT, free_port
@@ -659,7 +660,7 @@ def test_answer_for_an_unknown_id_is_accepted_and_ignored(
     assert (response.status_code, response.get_data()) == (202, b"")
     mailbox = app.extensions["mcp"].mailbox
     with app.app_context():
-        assert mailbox.cache.get(f"answer:{client.session_id}:{answer['id']}") is None
+        assert mailbox.cache.get(store_key("answer", client.session_id, str(answer["id"]))) is None
         assert not mailbox.deliver(client.session_id, answer["id"], {"result": {}})
     assert client.call_tool("quiet", {"value": 5})["structuredContent"] == {"result": 10}
 

@@ -1,0 +1,106 @@
+"""The store's backend as flask_mcp's stores use it, whatever shape of Redis is behind it.
+
+flask-caching's Redis backends are written for a cache, where a value read a
+moment late or a write that half-happened costs a recomputation. flask_mcp
+keeps state in them, and asks three things more, which :func:`fitted`
+gives every Redis backend (``RedisCache``, ``RedisSentinelCache``,
+``RedisClusterCache``) without touching the one the app configured:
+
+* **its own writes, read back at once.** ``RedisSentinelCache`` reads from
+  a replica, which has not yet seen what the master just took: the session
+  ``initialize`` made is "not found" on the next request. Every read goes
+  to the master (the replicas are there for failover).
+* **``add`` in one command.** cachelib's ``add`` is ``SETNX`` then
+  ``EXPIRE``: a process that dies, or a master that fails over, between
+  the two leaves a lock that never expires. Here it is ``SET NX EX``.
+* **reads of several keys on a cluster.** ``MGET`` of keys in different
+  slots is refused; keys of one session, task or caller share a slot
+  (:mod:`flask_mcp.policies.store_keys`), and the few reads that span
+  several (a session with the shared registry's record, the keys the
+  waker watches) go to each slot's node, one round trip per node
+  (``mget_nonatomic``).
+
+Other backends (SimpleCache, NullCache, ...) are returned as they are.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+__all__ = ["fitted", "is_cluster", "primaries"]
+
+
+def is_cluster(client: t.Any) -> bool:
+    """Whether *client* is a Redis Cluster client (``redis.cluster.RedisCluster``)."""
+    try:
+        from redis.cluster import RedisCluster
+    except ImportError:  # no redis-py: no cluster either
+        return False
+    return isinstance(client, RedisCluster)
+
+
+def primaries(client: t.Any) -> list[t.Any]:
+    """The masters *client* writes to: each node of a cluster's, else *client* itself."""
+    if is_cluster(client):
+        return [client.get_redis_connection(node) for node in client.get_primaries()]
+    return [client]
+
+
+class _StoreSemantics:
+    """What a Redis backend does differently for flask_mcp (mixed in before the backend's class)."""
+
+    _write_client: t.Any
+    _read_client: t.Any
+    serializer: t.Any
+
+    if t.TYPE_CHECKING:  # the backend's own, found after this class in the fitted one's order
+
+        def _get_prefix(self) -> str: ...
+        def _normalize_timeout(self, timeout: t.Any) -> int: ...
+
+    def add(self, key: str, value: t.Any, timeout: t.Any = None) -> bool:
+        """Store *value* under *key* only if the key is absent, with its expiry, in one command."""
+        seconds = self._normalize_timeout(timeout)
+        return bool(
+            self._write_client.set(
+                name=f"{self._get_prefix()}{key}",
+                value=self.serializer.dumps(value),
+                nx=True,
+                ex=None if seconds == -1 else seconds,
+            )
+        )
+
+    def get_many(self, *keys: str) -> list[t.Any]:
+        """The values of *keys*, in order; on a cluster, one ``MGET`` per slot, batched per node."""
+        if not keys:
+            return []
+        names = [f"{self._get_prefix()}{key}" for key in keys]
+        client = self._read_client
+        values = client.mget_nonatomic(names) if is_cluster(client) else client.mget(names)
+        return [self.serializer.loads(value) for value in values]
+
+
+#: The fitted class of each backend class, made once.
+_FITTED: dict[type, type] = {}
+
+
+def _fitted_class(base: type) -> type:
+    found = _FITTED.get(base)
+    if found is None:
+        found = _FITTED[base] = type(base.__name__, (_StoreSemantics, base), {"__doc__": base.__doc__})
+    return found
+
+
+def fitted(backend: t.Any) -> t.Any:
+    """*backend* (a cachelib cache) as flask_mcp's stores use it: see the module's description.
+
+    A Redis backend is copied (the app's own object keeps behaving as
+    flask-caching made it); the copy shares its connections.
+    """
+    write = getattr(backend, "_write_client", None)
+    if write is None or isinstance(backend, _StoreSemantics):
+        return backend
+    copy: t.Any = object.__new__(_fitted_class(type(backend)))
+    copy.__dict__.update(backend.__dict__)
+    copy._read_client = write  # the master's answer: never a replica's that lags behind
+    return copy
