@@ -28,8 +28,8 @@ def tasks_mcp(gates: Gates) -> MCP:
 
     @mcp.tool(task="optional")
     def crunch(rows: int, ctx: Context) -> dict[str, int]:
-        gates.started.set()
         ctx.report_progress(1, total=2, message=f"crunching {rows} rows")
+        gates.started.set()  # after the progress: a test that waits for the start then sees its message
         while not gates.release.wait(0.01):
             if ctx.cancelled:
                 gates.saw_cancel.set()
