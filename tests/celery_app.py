@@ -2,7 +2,9 @@
 
 The web processes (gunicorn) and the worker (``celery -A tests.celery_app:celery_app
 worker``) import this module alike; they share one redis-server, the broker and
-the store of task records, named by ``TEST_REDIS_URL`` and ``TEST_PREFIX``.
+the store of task records, named by ``TEST_REDIS_URL`` and ``TEST_PREFIX``. With
+``TEST_OTLP_ENDPOINT`` each process also sends its spans there over OTLP/HTTP,
+each span as it ends, with the process's id in the resource.
 """
 
 from __future__ import annotations
@@ -50,7 +52,24 @@ def create_app() -> Flask:
     celery.conf.task_default_queue = os.environ["TEST_PREFIX"].strip(":").replace(":", "-")  # this run's own
     app.extensions["celery"] = celery
     mcp.init_app(app)
+    if os.environ.get("TEST_OTLP_ENDPOINT"):
+        trace_to(app, os.environ["TEST_OTLP_ENDPOINT"])
     return app
+
+
+def trace_to(app: Flask, endpoint: str) -> None:
+    """Send *app*'s MCP spans to the OTLP/HTTP receiver at *endpoint*, each as it ends."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from flask_mcp.telemetry import instrument
+
+    # Each span is sent as it ends: a worker killed by its test has nothing left unsent.
+    provider = TracerProvider(resource=Resource.create({"service.name": "celery-tasks", "process.pid": os.getpid()}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces", timeout=10)))
+    instrument(app, tracer_provider=provider)
 
 
 app = create_app()

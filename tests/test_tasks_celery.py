@@ -58,12 +58,15 @@ def worker(env: dict[str, str]) -> t.Iterator[Worker]:
         started.kill()
 
 
-def post(url: str, method: str, params: dict[str, t.Any], name: str) -> dict[str, t.Any]:
-    """A stateless 2026-07-28 request that declares the tasks extension; its result."""
+def post(
+    url: str, method: str, params: dict[str, t.Any], name: str, meta: dict[str, t.Any] | None = None
+) -> dict[str, t.Any]:
+    """A stateless 2026-07-28 request that declares the tasks extension (and sends *meta*); its result."""
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "celery-test", "version": "1"},
         "io.modelcontextprotocol/clientCapabilities": TASKS,
+        **(meta or {}),
     }
     headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
                "Mcp-Method": method, "Mcp-Name": name}  # fmt: skip
@@ -122,3 +125,33 @@ def test_a_worker_killed_mid_task_fails_it_within_the_loss_timeout(env: dict[str
         failed = poll(first.url, task_id, {"failed", "completed"}, timeout=15)
         assert failed["status"] == "failed"
         assert "stopped answering for 2 s" in failed["error"]["message"]
+
+
+def test_a_task_s_run_on_a_worker_continues_the_trace_of_the_call_that_created_it(env: dict[str, str]) -> None:
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="the OTLP exporter is not installed")
+    from .telemetry.collector import collector
+
+    app = "tests.celery_app:app"
+    client_trace, client_span = uuid.uuid4().hex, uuid.uuid4().hex[:16]
+    with collector() as receiver:
+        traced = {**env, "TEST_OTLP_ENDPOINT": receiver.url}
+        with gunicorn(app=app, **traced) as web, worker(traced) as celery:
+            arguments = {"a": 2, "b": 3, "seconds": 0}
+            created = post(web.url, "tools/call", {"name": "slow_sum", "arguments": arguments}, "slow_sum",
+                           meta={"traceparent": f"00-{client_trace}-{client_span}-01"})  # fmt: skip
+            assert created["resultType"] == "task"
+            assert poll(web.url, created["taskId"], {"completed", "failed"})["status"] == "completed"
+
+            def calls(spans: list[dict[str, t.Any]]) -> list[dict[str, t.Any]]:
+                return [span for span in spans if span["name"] == "tools/call slow_sum"]
+
+            spans = calls(receiver.wait_for_spans(lambda spans: len(calls(spans)) >= 2))
+    by_process = {span["resource"]["process.pid"]: span for span in spans}
+    assert len(spans) == 2 and celery.process.pid in by_process, spans
+    run = by_process.pop(celery.process.pid)
+    (creating,) = by_process.values()
+    # The call continues the client's trace; the run on the worker continues the call's.
+    assert (creating["trace_id"], creating["parent_span_id"]) == (client_trace, client_span)
+    assert (run["trace_id"], run["parent_span_id"]) == (client_trace, creating["span_id"])
+    assert creating["kind"] == run["kind"] == "SPAN_KIND_SERVER"
+    assert run["attributes"]["gen_ai.tool.name"] == "slow_sum"
