@@ -44,6 +44,7 @@ from flask import Flask, current_app, has_app_context
 
 from .core.result_cache import public_refused
 from .globals import servers_of
+from .protocol.errors import ToolError
 from .route_declarations import Declared, RouteOutput, declared_arguments, declared_response
 from .route_dispatch import BODY_METHODS, dispatch, forwarded_digest
 from .schemas.json_schema import schema_to_json_schema
@@ -249,13 +250,82 @@ def expose_routes(
             }
             if tool_options.get("cache") is not None and tool_options.get("cache_scope") == "public":
                 raise ValueError(public_refused(f"route tool {name!r}"))
-            tools.append((tool_options, _route_call(rule, method, arguments)))
+            tools.append((tool_options, _route_call(rule, method, arguments, _comparable(tool_options))))
     if not tools:
         wanted = [*patterns, *rule_patterns] + (["views marked with route_tool"] if marked else [])
         raise ValueError(f"no route of the app matches {', '.join(wanted)}")
+    # An app factory exposes the same routes again for each app it makes: the tool registered for
+    # the first app serves them, each app running its own rule. Anything else with the name is refused.
+    registered = mcp.registry.registered("tools")
+    fresh: list[tuple[dict[str, t.Any], t.Callable[..., t.Any]]] = []
+    served: list[tuple[t.Callable[..., t.Any], Rule]] = []
     for tool_options, call in tools:
+        existing = registered.get(tool_options["name"])
+        if existing is None:
+            fresh.append((tool_options, call))
+            served.append((call, _route_calls_made[call].rule))
+        elif _route_calls_made[call].same_tool(_route_calls_made.get(existing.func)):
+            served.append((existing.func, _route_calls_made[call].rule))
+        else:
+            raise ValueError(_taken(tool_options["name"], existing.func, _route_calls_made[call]))
+    for tool_options, call in fresh:
         mcp.tool(**tool_options)(call)
+    exposed = _exposed_on(app)
+    for call, rule in served:
+        exposed[call] = rule
     return [tool_options["name"] for tool_options, _ in tools]
+
+
+#: Where an app keeps the rule each route tool runs on it (``app.extensions``).
+EXPOSED_KEY = "flask_mcp.routes"
+
+
+def _exposed_on(app: Flask) -> dict[t.Callable[..., t.Any], Rule]:
+    return t.cast("dict[t.Callable[..., t.Any], Rule]", app.extensions.setdefault(EXPOSED_KEY, {}))
+
+
+class _RouteCallMade(t.NamedTuple):
+    """What a route tool was made of: its route, method and options, and the rule of the app it was made for."""
+
+    endpoint: str
+    method: str
+    rule_text: str
+    #: The tool's options as compared: plain values as JSON, anything else by its qualified name.
+    options: str
+    rule: Rule
+
+    def same_tool(self, other: _RouteCallMade | None) -> bool:
+        """Whether *other* was made of the same route, method and options (of whichever app)."""
+        return other is not None and self[:4] == other[:4]
+
+
+def _comparable(options: t.Mapping[str, t.Any]) -> str:
+    def name_of(value: t.Any) -> t.Any:
+        if isinstance(value, RouteOutput):
+            return value.json_schema_for("output")
+        if isinstance(value, ma.Schema):
+            return schema_to_json_schema(value, "input")
+        if isinstance(value, (set, frozenset, tuple)):
+            return sorted(map(repr, value))
+        return getattr(value, "__qualname__", type(value).__qualname__)
+
+    return json.dumps(options, sort_keys=True, default=name_of)
+
+
+def _taken(name: str, func: t.Callable[..., t.Any], wanted: _RouteCallMade) -> str:
+    made = _route_calls_made.get(func)
+    if made is None:
+        return f"tool {name!r} is already registered (by {func.__qualname__})"
+    if made[:3] != wanted[:3]:
+        return (
+            f"tool {name!r} is already registered for the route {made.method} {made.rule_text} "
+            f"({made.endpoint}) of another app, not {wanted.method} {wanted.rule_text}; give one a name of its own"
+        )
+    return (
+        f"tool {name!r} is already registered for the route {made.method} {made.rule_text} of another app "
+        "with other options or schemas; an app factory must expose its routes alike for every app "
+        "(or use one MCP per app)"
+    )
 
 
 #: The functions that call a route (a tool's own, or the one found for a view that is a tool).
@@ -275,10 +345,19 @@ def route_caller_digest(func: t.Callable[..., t.Any]) -> str | None:
     return forwarded_digest(current_app._get_current_object())  # type: ignore[attr-defined]
 
 
-def _route_call(rule: Rule, method: str, arguments: RouteArguments) -> t.Callable[..., t.Any]:
+#: What each function made by :func:`expose_routes` calls (the rule of the app it was made for).
+_route_calls_made: weakref.WeakKeyDictionary[t.Callable[..., t.Any], _RouteCallMade] = weakref.WeakKeyDictionary()
+
+
+def _route_call(rule: Rule, method: str, arguments: RouteArguments, options: str) -> t.Callable[..., t.Any]:
     endpoint = rule.endpoint
 
     def call_route(**values: t.Any) -> t.Any:
+        app = current_app._get_current_object()  # type: ignore[attr-defined]
+        # The rule of the app serving the call: each app of a factory exposed its own.
+        own_rule = _exposed_on(app).get(call_route)
+        if own_rule is None:
+            raise ToolError(f"this app does not expose the route {method} {rule.rule} ({endpoint}) as a tool")
         path = {name: values[name] for name in arguments.path if name in values}
         query: list[tuple[str, str]] = []
         for name in arguments.query:
@@ -290,11 +369,11 @@ def _route_call(rule: Rule, method: str, arguments: RouteArguments) -> t.Callabl
             body = values.get("body")
         else:
             body = {name: values[name] for name in arguments.body if name in values} if arguments.body else None
-        app = current_app._get_current_object()  # type: ignore[attr-defined]
-        return dispatch(app, rule, method, path, query, body)
+        return dispatch(app, own_rule, method, path, query, body)
 
     call_route.__name__ = f"call_{endpoint.replace('.', '_')}_{method.lower()}"
     _route_calls.add(call_route)
+    _route_calls_made[call_route] = _RouteCallMade(endpoint, method, rule.rule, options, rule)
     return call_route
 
 
