@@ -441,7 +441,13 @@ class MCPTestClient:
         return t.cast(dict[str, t.Any], self.request("completion/complete", params)["completion"])
 
     def read_resource(self, uri: str, *, answers: Answers | None = None) -> list[dict[str, t.Any]]:
-        """``resources/read``; returns the ``contents`` list."""
+        """``resources/read``; returns the result's ``contents`` list, not the whole ``ReadResourceResult``.
+
+        Each item is ``{"uri", "mimeType", "text"}`` (or ``"blob"``, base64),
+        so ``client.read_resource("config://app")[0]["text"]`` is the first
+        content's text. ``request("resources/read", {"uri": uri})`` returns
+        the whole result (with its ``_meta``).
+        """
         return t.cast(list[dict[str, t.Any]], self.rounds("resources/read", {"uri": uri}, answers)["contents"])
 
     def get_prompt(
