@@ -1,7 +1,8 @@
 """Configuration prefixes: each MCP server of an app reads its own keys.
 
 The default server reads ``MCP_*``. Another server on the same app, made with
-``MCP(config_prefix="ADMIN_MCP")``, reads ``ADMIN_MCP_URL_PREFIX``,
+``MCP(config_prefix="ADMIN_MCP")`` (or given only ``blueprint_name="admin"``,
+from which the prefix is derived), reads ``ADMIN_MCP_URL_PREFIX``,
 ``ADMIN_MCP_AUTH_TOKENS``... with the same names after the prefix and the
 same defaults, except the two that must differ between servers: its URL
 (``/<blueprint name>``) and its store keys (``flask_mcp:<blueprint name>:``).
@@ -24,6 +25,7 @@ __all__ = [
     "canonical_view",
     "check_prefix",
     "claim_prefix",
+    "derived_prefix",
     "other_prefixes",
     "spelled",
 ]
@@ -65,6 +67,16 @@ def other_prefixes(prefix: str) -> tuple[str, ...]:
 def spelled(key: str, prefix: str) -> str:
     """The canonical key *key* (``MCP_URL_PREFIX``) as a server with *prefix* spells it."""
     return key if prefix == DEFAULT_PREFIX else f"{prefix}_{key[len(_CANONICAL) :]}"
+
+
+def derived_prefix(blueprint_name: str) -> str | None:
+    """The prefix a further server named *blueprint_name* reads when given none: ``admin`` and ``admin_mcp``
+    read ``ADMIN_MCP_*``; ``None`` when no valid prefix comes of the name (``2fa``).
+    """
+    words = re.sub(r"[^A-Z0-9]+", "_", blueprint_name.upper()).strip("_")
+    # Ending in MCP keeps a server's keys apart from the app's own (ADMIN_MCP_*, not ADMIN_*).
+    prefix = words if words == DEFAULT_PREFIX or words.endswith("_" + DEFAULT_PREFIX) else f"{words}_{DEFAULT_PREFIX}"
+    return prefix if _PREFIX_FORM.fullmatch(prefix) else None
 
 
 def own_defaults(prefix: str, server_name: str) -> dict[str, t.Any]:

@@ -31,7 +31,7 @@ from .components.registry import Registry
 from .components.skills import Skill
 from .composition import mount_server
 from .config import Settings
-from .config_prefix import DEFAULT_PREFIX, claim_prefix
+from .config_prefix import DEFAULT_PREFIX, claim_prefix, derived_prefix
 from .core.hooks import Hooks
 from .globals import current_state, state_for, use_server
 from .hook_decorators import HookDecorators
@@ -98,10 +98,12 @@ class MCP(RuntimeChanges, HookDecorators):
         ``tags=``; by default ``MCP_EXCLUDE_TAGS``.
     :param config_prefix: the prefix of this server's configuration keys.
         An app can serve several MCP servers (each its own ``MCP``); the
-        first reads ``MCP_*``, each other one needs a prefix and a
-        ``blueprint_name`` of its own: ``MCP(config_prefix="ADMIN_MCP",
-        blueprint_name="admin_mcp")`` reads ``ADMIN_MCP_URL_PREFIX`` (by
-        default ``/admin_mcp``), ``ADMIN_MCP_AUTH_TOKENS``... See :doc:`servers`.
+        first reads ``MCP_*``, each other one needs a ``blueprint_name`` of
+        its own, from which its prefix is derived unless given:
+        ``MCP(blueprint_name="admin")`` (or ``"admin_mcp"``) reads
+        ``ADMIN_MCP_URL_PREFIX`` (by default ``/admin``),
+        ``ADMIN_MCP_AUTH_TOKENS``...; ``config_prefix="ADMIN"`` would read
+        ``ADMIN_URL_PREFIX``... See :doc:`servers`.
     """
 
     def __init__(
@@ -120,10 +122,15 @@ class MCP(RuntimeChanges, HookDecorators):
         default_permissions: t.Iterable[PermissionLike] | None = None,
         include_tags: t.Iterable[str] | None = None,
         exclude_tags: t.Iterable[str] | None = None,
-        config_prefix: str = DEFAULT_PREFIX,
+        config_prefix: str | None = None,
     ) -> None:
-        claim_prefix(config_prefix)
-        #: The prefix of this server's configuration keys (``MCP``: ``MCP_URL_PREFIX``...).
+        claim_prefix(DEFAULT_PREFIX if config_prefix is None else config_prefix)
+        derived = derived_prefix(blueprint_name)
+        if config_prefix is None and derived is not None:
+            claim_prefix(derived)  # what it reads as a further server on an app
+        #: The prefix of this server's configuration keys, as given (``None``: ``MCP``, or on an app that
+        #: has a server reading ``MCP_*`` already, the one derived from the blueprint name). The prefix
+        #: in force on an app is its state's ``settings.config_prefix``.
         self.config_prefix = config_prefix
         self.name = name
         self.version = version
@@ -194,8 +201,9 @@ class MCP(RuntimeChanges, HookDecorators):
         existing = state_for(app, self)
         if existing is not None:
             return existing
-        servers.check_another(app, self)
-        settings = Settings.from_app(app, self.config_prefix, self.blueprint.name)
+        prefix = servers.config_prefix_on(app, self)
+        servers.check_another(app, self, prefix)
+        settings = Settings.from_app(app, prefix, self.blueprint.name)
         session_cache = caches.session_cache(app, settings, self.cache)
         ephemeral = caches.ephemeral_cache(app, settings, session_cache, given=self.cache, own=self.ephemeral_cache)
         state = build_state(self, app, settings, session_cache, ephemeral)

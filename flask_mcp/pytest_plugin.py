@@ -20,6 +20,15 @@ pytest-flask, and ask for a client::
 ``mcp_client``
     An :class:`~flask_mcp.testing.MCPTestClient` for ``app`` speaking the
     current revision (2026-07-28): every request stands alone.
+``mcp_principal``
+    The caller ``mcp_client`` stands in for, without a credential, in an app
+    in testing mode: ``None`` by default; override it (a
+    :class:`~flask_mcp.Principal`, or a subject string) in a ``conftest.py``,
+    a module, or with ``@pytest.mark.parametrize("mcp_principal", [...])``::
+
+        @pytest.fixture
+        def mcp_principal():
+            return Principal("ada", scopes={"notes:read"})
 ``mcp_client_factory``
     ``mcp_client_factory(app=None, *, path=None, validator=None,
     validate=True, era="modern", capabilities=None, log_level=None,
@@ -50,7 +59,7 @@ if t.TYPE_CHECKING:
 
     from .policies.principal import Principal
 
-__all__ = ["MCPClientFactory", "mcp_client", "mcp_client_factory"]
+__all__ = ["MCPClientFactory", "mcp_client", "mcp_client_factory", "mcp_principal"]
 
 #: The protocol version :class:`MCPTestClient` asks for unless told otherwise.
 DEFAULT_VERSION = "2025-11-25"
@@ -134,6 +143,17 @@ def mcp_client_factory(request: pytest.FixtureRequest) -> MCPClientFactory:
 
 
 @pytest.fixture
-def mcp_client(mcp_client_factory: MCPClientFactory) -> MCPTestClient:
-    """A :class:`~flask_mcp.testing.MCPTestClient` for the ``app`` fixture, in the modern era."""
-    return mcp_client_factory()
+def mcp_principal() -> Principal | str | None:
+    """The caller ``mcp_client`` stands in for: ``None`` (none: the app authenticates as it always does).
+
+    Override it as any fixture, in a ``conftest.py``, a test module or a
+    class, or with ``@pytest.mark.parametrize("mcp_principal", [...])``.
+    """
+    return None
+
+
+@pytest.fixture
+def mcp_client(mcp_client_factory: MCPClientFactory, mcp_principal: Principal | str | None) -> MCPTestClient:
+    """A :class:`~flask_mcp.testing.MCPTestClient` for the ``app`` fixture, in the modern era, standing in for
+    ``mcp_principal`` (an app in testing mode only; see :class:`~flask_mcp.testing.MCPTestClient`)."""
+    return mcp_client_factory(principal=mcp_principal)

@@ -56,20 +56,24 @@ class RuntimeChanges:
 
     def reload(self) -> None:
         """Run the loaders again in every process and announce ``list_changed``."""
-        self._shared().reload()
+        self._shared("reload()").reload()
 
     def disable(self, name: str, kind: ComponentKind = "tool") -> None:
         """Stop serving a component in every process: it is neither listed nor callable until :meth:`enable`.
 
+        Like every run-time change, it applies to the app of the current app
+        context (a request, a CLI command, ``with app.app_context():``).
+
         :param name: the tool or prompt name, or the resource's URI (or URI template).
         :param kind: ``"tool"``, ``"resource"`` (a URI or a URI template), ``"template"`` or ``"prompt"``.
         :raises KeyError: nothing of that kind is registered under *name*.
+        :raises RuntimeError: outside an app context, or that app has no session cache.
         """
-        self._shared().disable(self._kind(name, kind), name)
+        self._shared("disable()").disable(self._kind(name, kind), name)
 
     def enable(self, name: str, kind: ComponentKind = "tool") -> None:
         """Serve a disabled component again, in every process."""
-        self._shared().enable(self._kind(name, kind), name)
+        self._shared("enable()").enable(self._kind(name, kind), name)
 
     def remove_tool(self, name: str) -> None:
         """Unregister the tool *name* in every process, and announce ``list_changed``.
@@ -103,7 +107,7 @@ class RuntimeChanges:
                 raise KeyError(f"no {kind[:-1]} {key!r} is registered")
             self.registry.discard(kind, key)
             return
-        self._shared().remove(kind, key)
+        self._shared(f"remove_{kind.rstrip('s')}()").remove(kind, key)
 
     def invalidate(self, tool: str | None = None, /, *, tag: str | None = None, **arguments: t.Any) -> None:
         """Forget the kept results of cached tools (``cache=``), for every caller and in every process.
@@ -145,11 +149,27 @@ class RuntimeChanges:
             raise ValueError(f"kind must be 'tool', 'resource', 'template' or 'prompt', not {kind!r}")
         return t.cast("Kind", _KIND_OF[kind])
 
-    def _shared(self) -> SharedRegistry:
-        state = state_for(current_app, self) if has_app_context() else None
-        if state is None or state.shared is None:
+    def _shared(self, method: str) -> SharedRegistry:
+        """The shared registry of the app in whose context *method* (``"disable()"``...) is called.
+
+        :raises RuntimeError: saying which is missing: an app context, this
+            extension on its app, or a session cache on it.
+        """
+        # Which app is meant is the context's, as for any Flask extension: one MCP may serve several apps.
+        if not has_app_context():
             raise RuntimeError(
-                "run-time changes need the app's session cache (a stateless app with a NullCache has none)"
+                f"{method} needs an app context: call it in a request, a CLI command, or "
+                "within `with app.app_context():`"
+            )
+        state = state_for(current_app, self)
+        if state is None:
+            raise RuntimeError(
+                f"{method}: this MCP extension is not set up on the app {current_app.name!r} of the "
+                "current app context: call mcp.init_app(app) first"
+            )
+        if state.shared is None:
+            raise RuntimeError(
+                f"{method}: run-time changes need the app's session cache (a stateless app with a NullCache has none)"
             )
         return state.shared
 

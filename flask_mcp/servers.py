@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import typing as t
 
-from .config_prefix import spelled
+from .config_prefix import DEFAULT_PREFIX, derived_prefix, spelled
 from .globals import EXTENSION_KEY, SERVERS_KEY, Servers
 
 if t.TYPE_CHECKING:
@@ -21,11 +21,32 @@ if t.TYPE_CHECKING:
     from .extension import MCP
     from .state import MCPState
 
-__all__ = ["add", "check_another", "check_path_free", "routed"]
+__all__ = ["add", "check_another", "check_path_free", "config_prefix_on", "routed"]
 
 
-def check_another(app: Flask, mcp: MCP) -> None:
-    """Refuse to set *mcp* up beside a server of *app* that has its configuration prefix or blueprint name.
+def config_prefix_on(app: Flask, mcp: MCP) -> str:
+    """The prefix of the keys *mcp* reads on *app*: its ``config_prefix``; without one ``MCP`` when no
+    server of *app* reads ``MCP_*`` yet, else the prefix derived from its blueprint name (``ADMIN_MCP``).
+
+    :raises RuntimeError: none can be derived from the blueprint name.
+    """
+    if mcp.config_prefix is not None:
+        return mcp.config_prefix
+    servers: Servers | None = app.extensions.get(SERVERS_KEY)
+    if servers is None or all(state.settings.config_prefix != DEFAULT_PREFIX for state in servers.by_name.values()):
+        return DEFAULT_PREFIX
+    derived = derived_prefix(mcp.blueprint.name)
+    if derived is None:
+        raise RuntimeError(
+            f"no config_prefix can be derived from the blueprint name {mcp.blueprint.name!r} of this further MCP "
+            'server: give it one, for example MCP(config_prefix="ADMIN_MCP", ...)'
+        )
+    return derived
+
+
+def check_another(app: Flask, mcp: MCP, prefix: str) -> None:
+    """Refuse to set *mcp* up, reading the keys of *prefix*, beside a server of *app* that has its
+    configuration prefix or blueprint name.
 
     :raises RuntimeError: saying what the new server needs of its own.
     """
@@ -33,16 +54,17 @@ def check_another(app: Flask, mcp: MCP) -> None:
     if servers is None:
         return
     for state in servers.by_name.values():
-        if state.settings.config_prefix == mcp.config_prefix:
-            raise RuntimeError(
-                f"another MCP extension reading the {mcp.config_prefix}_* keys is already set up on this app: "
-                "give each further server its own config_prefix and blueprint_name, for example "
-                'MCP(config_prefix="ADMIN_MCP", blueprint_name="admin_mcp")'
-            )
         if state.mcp.blueprint.name == mcp.blueprint.name:
             raise RuntimeError(
                 f"another MCP extension with the blueprint name {mcp.blueprint.name!r} is already set up on this "
-                "app: give this one its own, MCP(blueprint_name=...)"
+                'app: give this one its own, MCP(blueprint_name="admin"), from which its config_prefix '
+                "(ADMIN_MCP) is derived"
+            )
+        if state.settings.config_prefix == prefix:
+            raise RuntimeError(
+                f"another MCP extension reading the {prefix}_* keys is already set up on this app: give each "
+                "further server its own blueprint_name, from which its config_prefix is derived "
+                '(MCP(blueprint_name="admin") reads ADMIN_MCP_*), or a config_prefix of its own'
             )
 
 

@@ -56,6 +56,8 @@ Answers = _Answers
 MAX_ROUNDS = 10
 
 ACCEPT = "application/json, text/event-stream"
+#: The method of the notifications :attr:`MCPTestClient.progress` collects.
+PROGRESS = "notifications/progress"
 #: The statuses :meth:`MCPTestClient.wait_for_task` waits for by default: ended, or waiting for answers.
 TASK_PAUSES = frozenset({"completed", "failed", "cancelled", "input_required"})
 
@@ -98,7 +100,9 @@ class MCPTestClient:
 
     A handler that reports progress or logs answers with an event stream;
     the client reads it, returns the response, and keeps the notifications
-    that came before it in :attr:`notifications`. The requests a handler
+    that came before it in :attr:`notifications` (the progress ones also in
+    :attr:`progress`; :meth:`call_tool` asks for progress with a token of
+    its own). The requests a handler
     sends on it (handshake era) are answered from ``answers=``.
     """
 
@@ -149,6 +153,7 @@ class MCPTestClient:
         #: The notifications (progress, log messages) that came before the last response.
         self.notifications: list[dict[str, t.Any]] = []
         self._next_id = 0
+        self._next_progress = 0
 
     @property
     def modern(self) -> bool:
@@ -337,10 +342,37 @@ class MCPTestClient:
         return self.request("server/discover", {})
 
     def call_tool(
-        self, name: str, arguments: dict[str, t.Any] | None = None, *, answers: Answers | None = None
+        self,
+        name: str,
+        arguments: dict[str, t.Any] | None = None,
+        *,
+        answers: Answers | None = None,
+        progress: bool = True,
     ) -> dict[str, t.Any]:
-        """``tools/call``; returns the ``CallToolResult`` (after input rounds answered from *answers*)."""
-        return self.rounds("tools/call", {"name": name, "arguments": arguments or {}}, answers)
+        """``tools/call``; returns the ``CallToolResult`` (after input rounds answered from *answers*).
+
+        :param progress: ask for progress, as an SDK client given a progress
+            callback does: the request carries a ``progressToken`` of its own
+            in ``_meta`` (both eras), and the progress the tool reports is in
+            :attr:`progress` afterwards. ``False`` sends none: ``ctx.report_progress``
+            then sends nothing.
+        """
+        params: dict[str, t.Any] = {"name": name, "arguments": arguments or {}}
+        if progress:
+            self._next_progress += 1
+            # One token per call, kept across its input rounds: the rounds are one call to the caller.
+            params["_meta"] = {"progressToken": f"flask_mcp.testing-{self._next_progress}"}
+        return self.rounds("tools/call", params, answers)
+
+    @property
+    def progress(self) -> list[dict[str, t.Any]]:
+        """The ``params`` of the ``notifications/progress`` that came before the last response.
+
+        Each has ``progressToken``, ``progress`` and, when the tool gave them,
+        ``total`` and ``message``. A tool reports progress only to a request
+        with a progress token, which :meth:`call_tool` sends unless told not to.
+        """
+        return [note.get("params") or {} for note in self.notifications if note.get("method") == PROGRESS]
 
     def get_task(self, task_id: str) -> dict[str, t.Any]:
         """``tasks/get``: the task (in the modern era with its ``result``, ``error`` or ``inputRequests``)."""
@@ -409,7 +441,13 @@ class MCPTestClient:
         return t.cast(dict[str, t.Any], self.request("completion/complete", params)["completion"])
 
     def read_resource(self, uri: str, *, answers: Answers | None = None) -> list[dict[str, t.Any]]:
-        """``resources/read``; returns the ``contents`` list."""
+        """``resources/read``; returns the result's ``contents`` list, not the whole ``ReadResourceResult``.
+
+        Each item is ``{"uri", "mimeType", "text"}`` (or ``"blob"``, base64),
+        so ``client.read_resource("config://app")[0]["text"]`` is the first
+        content's text. ``request("resources/read", {"uri": uri})`` returns
+        the whole result (with its ``_meta``).
+        """
         return t.cast(list[dict[str, t.Any]], self.rounds("resources/read", {"uri": uri}, answers)["contents"])
 
     def get_prompt(

@@ -121,6 +121,64 @@ def test_every_answer_is_checked_against_the_shipped_official_schema(pytester: p
     result.stdout.fnmatch_lines(["*ValidationError*not a list*"])
 
 
+#: A user's conftest with authentication: a tool that needs a scope.
+PROTECTED_CONFTEST = """
+import pytest
+from flask import Flask
+
+from flask_mcp import MCP, Context, ScopeRequired
+
+
+@pytest.fixture
+def app():
+    mcp = MCP(name="protected")
+
+    @mcp.tool(permissions=[ScopeRequired("notes:read")])
+    def notes(ctx: Context) -> str:
+        return f"notes for {ctx.principal.subject}"
+
+    app = Flask("protected_app")
+    app.config.update(TESTING=True, MCP_AUTH_TOKENS={"t": "someone"})
+    mcp.init_app(app)
+    return app
+"""
+
+
+def test_mcp_client_stands_in_for_the_mcp_principal_fixture(pytester: pytest.Pytester) -> None:
+    """``mcp_principal`` (None by default) is overridden as any fixture: in a conftest, a module or by parametrize."""
+    pytester.makeconftest(PROTECTED_CONFTEST)
+    pytester.makepyfile(
+        """
+        import pytest
+
+        from flask_mcp import Principal
+
+
+        @pytest.fixture
+        def mcp_principal():
+            return Principal("ada", scopes={"notes:read"})
+
+
+        def test_as_ada(mcp_client):
+            assert mcp_client.call_tool("notes")["content"][0]["text"] == "notes for ada"
+
+
+        @pytest.mark.parametrize("mcp_principal", ["eve"])
+        def test_as_eve_without_the_scope(mcp_client):
+            assert mcp_client.error("tools/call", {"name": "notes", "arguments": {}})["code"] == -31403
+        """
+    )
+    pytester.makepyfile(
+        test_nobody="""
+        def test_by_default_nobody(mcp_client, mcp_principal):
+            assert mcp_principal is None
+            mcp_client.error("tools/list")
+            assert mcp_client.last_response.status_code == 401
+        """
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=3)
+
+
 def test_a_failing_call_fails_the_user_test(pytester: pytest.Pytester) -> None:
     """The fixtures do not swallow errors: an unknown tool fails the test that called it."""
     pytester.makeconftest(CONFTEST)

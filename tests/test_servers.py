@@ -102,8 +102,10 @@ def test_each_server_keeps_its_own_store_keys_and_rest_routes() -> None:
 def test_a_second_server_needs_its_own_prefix_name_and_url() -> None:
     app = Flask("clash")
     MCP().init_app(app)
-    with pytest.raises(RuntimeError, match=r"reading the MCP_\* keys is already set up.*config_prefix"):
-        MCP(blueprint_name="other").init_app(app)
+    with pytest.raises(RuntimeError, match=r"reading the MCP_\* keys is already set up.*blueprint_name"):
+        MCP(config_prefix="MCP", blueprint_name="other").init_app(app)
+    with pytest.raises(RuntimeError, match="blueprint name 'mcp' is already set up"):
+        MCP().init_app(app)
     with pytest.raises(RuntimeError, match="blueprint name 'mcp' is already set up"):
         MCP(config_prefix="OTHER_MCP").init_app(app)
     app.config["OTHER_MCP_URL_PREFIX"] = "/mcp"
@@ -111,6 +113,44 @@ def test_a_second_server_needs_its_own_prefix_name_and_url() -> None:
         MCP(config_prefix="OTHER_MCP", blueprint_name="other").init_app(app)
     with pytest.raises(ValueError, match="config_prefix must be upper-case"):
         MCP(config_prefix="admin-mcp")
+
+
+@pytest.mark.parametrize(
+    ("blueprint_name", "prefix"), [("admin", "ADMIN_MCP"), ("admin_mcp", "ADMIN_MCP"), ("billing-v2", "BILLING_V2_MCP")]
+)
+def test_a_further_server_derives_its_prefix_from_its_blueprint_name(blueprint_name: str, prefix: str) -> None:
+    public = MCP(name="public")
+    admin = MCP(name="admin", blueprint_name=blueprint_name)
+
+    @admin.tool(permissions=[])
+    def purge() -> str:
+        return "purged"
+
+    app = Flask("derived_prefix")
+    app.config.update(TESTING=True, **{f"{prefix}_AUTH_TOKENS": ADMIN_TOKENS, f"{prefix}_PAGE_SIZE": 1})
+    public.init_app(app)
+    admin.init_app(app)
+    state = state_of(app, blueprint_name)
+    assert state.settings.config_prefix == prefix and state.settings.page_size == 1
+    assert state_of(app).settings.config_prefix == "MCP" and state_of(app).settings.page_size == 100
+    root = MCPTestClient(app, server=blueprint_name, token="root-token")
+    assert root.path == f"/{blueprint_name}"
+    assert root.call_tool("purge")["content"][0]["text"] == "purged"
+
+
+def test_a_lone_server_with_a_blueprint_name_of_its_own_still_reads_mcp_keys() -> None:
+    app = Flask("lone")
+    app.config["MCP_PAGE_SIZE"] = 2
+    MCP(blueprint_name="tools").init_app(app)
+    assert state_of(app).settings.config_prefix == "MCP" and state_of(app).settings.page_size == 2
+    assert state_of(app).endpoint_path == "/mcp"
+
+
+def test_a_blueprint_name_no_prefix_can_be_derived_from_asks_for_one() -> None:
+    app = Flask("underivable")
+    MCP().init_app(app)
+    with pytest.raises(RuntimeError, match=r"no config_prefix can be derived from the blueprint name '2fa'.*prefix="):
+        MCP(blueprint_name="2fa").init_app(app)
 
 
 def test_unknown_keys_are_named_as_each_server_spells_them() -> None:

@@ -151,6 +151,36 @@ def test_a_token_reaches_a_protected_app_in_either_era(make_app: t.Any, make_cli
     assert client.notifications[0]["params"]["message"] == "half"
 
 
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_call_tool_asks_for_progress_and_keeps_what_came(make_app: t.Any, make_client: t.Any, era: str) -> None:
+    server = MCP(name="counting")
+    tokens: list[t.Any] = []
+
+    @server.tool
+    def count(ctx: Context) -> str:
+        tokens.append(ctx.progress_token)
+        ctx.report_progress(1, total=2, message="one")
+        ctx.report_progress(2, total=2, message="two")
+        return "counted"
+
+    client = make_client(make_app(server), era=era)
+    if era == "handshake":
+        client.initialize()
+    assert client.call_tool("count")["content"][0]["text"] == "counted"
+    assert [(note["progress"], note["total"], note["message"]) for note in client.progress] == [
+        (1, 2, "one"),
+        (2, 2, "two"),
+    ]
+    assert {note["progressToken"] for note in client.progress} == {tokens[0]}
+    # Each call its own token, as a client keeps one per request in flight.
+    client.call_tool("count")
+    assert tokens[1] is not None and tokens[1] != tokens[0]
+    # Asked not to, the call sends none, and no progress comes.
+    client.call_tool("count", progress=False)
+    assert tokens[2] is None
+    assert client.progress == []
+
+
 def test_failures_are_testable_at_their_status(make_app: t.Any, make_client: t.Any) -> None:
     app = protected_app(make_app)
     unauthenticated = make_client(app, era="modern")

@@ -5,6 +5,11 @@ Two mistakes a signature can make, each named with the way out:
 * a parameter with a name the server fills (``user``, ``request``, ``data``,
   ``context``) but annotated as a plain JSON value (``user: str``): it was
   meant as the client's argument, which the server would never pass;
+* under ``argument_binding="spread"``, a ``data`` parameter that cannot be
+  what the server passes in it, the validated arguments as a dict: one
+  annotated as something else (``data: list[str]``), or one with no
+  argument beside it (``def save(data: dict)``), which would always arrive
+  empty; both were meant as the client's argument named ``data``;
 * a required parameter that no argument, ``kwargs`` provider or reserved
   name supplies (``tenant_id`` beside a bundled ``data``): every call would
   fail with a ``TypeError``.
@@ -12,6 +17,7 @@ Two mistakes a signature can make, each named with the way out:
 
 from __future__ import annotations
 
+import collections.abc
 import inspect
 import types
 import typing as t
@@ -30,6 +36,35 @@ _FILLED = {
     "data": "the validated arguments",
     "context": "the Context",
 }
+
+
+#: Annotations a dict of the validated arguments satisfies (besides none at all).
+_MAPPINGS = (dict, collections.abc.Mapping, collections.abc.MutableMapping, t.Any, object)
+
+
+def _holds_arguments(hint: t.Any) -> bool:
+    """Whether a ``data`` parameter annotated with *hint* can take the validated arguments (a dict)."""
+    if hint is None or hint in _MAPPINGS or t.get_origin(hint) in _MAPPINGS:
+        return True
+    if t.get_origin(hint) in (t.Union, types.UnionType):
+        return any(_holds_arguments(member) for member in t.get_args(hint) if member is not type(None))
+    return False
+
+
+def _check_spread_data(name: str, hint: t.Any, declared: t.Collection[str]) -> None:
+    """Refuse a spread tool's ``data`` parameter that was meant as the client's argument (see the module docstring)."""
+    if _holds_arguments(hint) and declared:
+        return
+    why = (
+        "no argument is declared beside it, so it would always be empty"
+        if _holds_arguments(hint)
+        else f"it is annotated with {getattr(hint, '__name__', hint)}, which the arguments are not"
+    )
+    raise ValueError(
+        f"tool {name!r}: parameter 'data' has a reserved name: the server passes {_FILLED['data']} in it "
+        f"(a dict), never the client's argument, and {why}; rename it (for example 'data_value') to take it "
+        "from the client, or use argument_binding='bundle' with input_schema= for the whole arguments object"
+    )
 
 
 def _plain(hint: t.Any) -> bool:
@@ -70,6 +105,8 @@ def check_parameters(
                     f"{_FILLED[parameter.name]} in it, never the client's argument; rename it "
                     f"(for example {example!r}) to take it from the client"
                 )
+            if parameter.name == "data" and binding is ArgumentBinding.SPREAD:
+                _check_spread_data(name, hints.get("data"), supplied)
             continue
         if parameter.default is not parameter.empty or has_provider or parameter.name in supplied:
             continue

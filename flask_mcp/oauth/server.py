@@ -31,6 +31,7 @@ from .users import UserHooks
 
 if t.TYPE_CHECKING:
     from ..extension import MCP
+    from ..state import MCPState
 
 __all__ = ["MCPAuthorizationServer", "OAuthServer", "OAuthState"]
 
@@ -147,23 +148,25 @@ class OAuthServer:
             )
         if not app.secret_key:
             raise ConfigurationError("OAuthServer needs the app's SECRET_KEY: it signs the consent form's CSRF token")
-        settings = OAuthSettings.from_app(app, self.mcp.config_prefix)
+        # The prefix in force on this app: given, or derived from the blueprint name for a further server.
+        prefix = t.cast("MCPState", state_for(app, self.mcp)).settings.config_prefix
+        settings = OAuthSettings.from_app(app, prefix)
         from .upstream_views import set_up_upstream
 
         # Upstream identity provider mode, when configured: the provider signs users in.
-        settings, users = set_up_upstream(app, self.mcp.config_prefix, settings, self.users)
+        settings, users = set_up_upstream(app, prefix, settings, self.users)
         store = OAuthStore(self._engine(app, settings))
         store.create_tables()
         keys = SigningKeys(store, settings.signing_keys)
         config = app.config
-        also = [*config.get(f"{self.mcp.config_prefix}_AUTH_SCOPES_SUPPORTED", ())]
-        also += [*config.get(f"{self.mcp.config_prefix}_AUTH_REQUIRED_SCOPES", ())]
+        also = [*config.get(f"{prefix}_AUTH_SCOPES_SUPPORTED", ())]
+        also += [*config.get(f"{prefix}_AUTH_REQUIRED_SCOPES", ())]
         scopes = ScopeCatalog(self.mcp, {**settings.scopes, **self.scope_descriptions}, also)
         server = MCPAuthorizationServer(settings, store, keys, scopes)
         mcp_state = state_for(app, self.mcp)
         server.clients = ClientDirectory(
             store,
-            ClientDocumentSettings.from_app(app, self.mcp.config_prefix),
+            ClientDocumentSettings.from_app(app, prefix),
             mcp_state.ephemeral_cache if mcp_state is not None else None,
             mcp_state.server.limiter if mcp_state is not None else None,
         )

@@ -29,6 +29,49 @@ def test_a_reserved_name_annotated_as_a_plain_value_is_refused(hint: t.Any) -> N
         mcp.tool(send_message)
 
 
+@pytest.mark.parametrize("hint", [list[str], "list[int] | None", tuple, set[str], bytes, float])
+def test_a_data_parameter_that_cannot_hold_the_arguments_is_refused(hint: t.Any) -> None:
+    """``data`` holds the validated arguments (a dict): a list, a tuple... was meant as the client's argument."""
+    mcp = MCP(name="checks")
+
+    def save(data: t.Any, note: str = "") -> str:
+        return "saved"
+
+    save.__annotations__["data"] = hint
+    with pytest.raises(
+        ValueError, match=r"parameter 'data' has a reserved name.*rename it \(for example 'data_value'\)"
+    ):
+        mcp.tool(save)
+    assert "save" not in mcp.tools
+
+
+@pytest.mark.parametrize("hint", [dict[str, t.Any], None, t.Any])
+def test_a_data_parameter_with_no_argument_beside_it_is_refused(hint: t.Any) -> None:
+    """With nothing else declared, ``data`` would always arrive empty: it was meant as the client's argument."""
+    mcp = MCP(name="checks")
+
+    def save(data):  # type: ignore[no-untyped-def]
+        return "saved"
+
+    if hint is not None:
+        save.__annotations__["data"] = hint
+    with pytest.raises(ValueError, match=r"parameter 'data' has a reserved name.*argument_binding='bundle'"):
+        mcp.tool(save)
+    # Bundled with a schema, it is what data is for.
+    assert mcp.tool(argument_binding="bundle", input_schema=InvoiceIn)(save) is save
+
+
+def test_a_spread_data_parameter_beside_arguments_still_gets_them_all(make_app: t.Any, make_client: t.Any) -> None:
+    mcp = MCP(name="checks")
+
+    @mcp.tool
+    def total(data: dict[str, t.Any], a: int, b: int = 2) -> dict[str, t.Any]:
+        return {"seen": data, "sum": a + b}
+
+    client = make_client(make_app(mcp, MCP_STATELESS=True), era="modern")
+    assert client.call_tool("total", {"a": 1})["structuredContent"] == {"seen": {"a": 1, "b": 2}, "sum": 3}
+
+
 def test_reserved_names_that_take_what_the_server_passes_still_register() -> None:
     mcp = MCP(name="checks")
 
