@@ -30,7 +30,10 @@ __all__ = ["TelemetrySettings", "api_installed", "instrument", "tracer_for"]
 
 def api_installed() -> bool:
     """Whether the OpenTelemetry API can be imported."""
-    return importlib.util.find_spec("opentelemetry.trace") is not None
+    try:
+        return importlib.util.find_spec("opentelemetry.trace") is not None
+    except ModuleNotFoundError:  # a dotted name's parent is imported to look inside it: no opentelemetry at all
+        return False
 
 
 def tracer_for(

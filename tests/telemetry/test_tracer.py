@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
+import textwrap
 import typing as t
 
 import pytest
@@ -239,3 +242,39 @@ def test_settings_are_checked(calc: MCP, make_app: t.Any) -> None:
         make_app(calc, MCP_OTEL_CONTENT_REDACTOR="not callable")
     app = make_app(MCP(name="x", version="1"))
     assert tracer_for(app.extensions["mcp"].server, TelemetrySettings(enabled=False)) is None
+
+
+def test_without_the_api_installed_there_is_no_tracer_and_calls_work() -> None:
+    """An app without the otel extra: ``opentelemetry`` cannot be imported at all, and nothing asks for it twice."""
+    program = textwrap.dedent(
+        """
+        import importlib.abc, sys
+
+        class NoOpenTelemetry(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "opentelemetry" or name.startswith("opentelemetry."):
+                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+                return None
+
+        sys.meta_path.insert(0, NoOpenTelemetry())
+        from flask import Flask
+        from flask_mcp import MCP
+        from flask_mcp.testing import MCPTestClient
+
+        mcp = MCP(name="plain", version="1")
+
+        @mcp.tool()
+        def add(a: int, b: int) -> int:
+            return a + b
+
+        app = Flask("plain")
+        app.config.update(TESTING=True)
+        mcp.init_app(app)
+        assert app.extensions["mcp"].server.tracer is None
+        print(MCPTestClient(app, "/mcp").call_tool("add", {"a": 1, "b": 2})["structuredContent"])
+        mcp.shutdown(app)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "{'result': 3}"
