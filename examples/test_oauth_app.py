@@ -27,8 +27,10 @@ from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from werkzeug.serving import BaseWSGIServer, make_server
+
+from tests.oauth.served_example import MemoryStorage
 
 EXAMPLE = Path(__file__).resolve().parent / "oauth_app" / "app.py"
 CALLBACK = "http://127.0.0.1:43117/callback"
@@ -77,26 +79,6 @@ class Served:
 def served() -> t.Iterator[Served]:
     with Served(load()) as server:
         yield server
-
-
-class MemoryStorage:
-    """The SDK's token storage, in memory."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client_info: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client_info
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client_info = client_info
 
 
 class User:

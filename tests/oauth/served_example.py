@@ -3,7 +3,7 @@
 The example's canonical URL holds its port, so the app is built once the
 listening socket is bound. The callback server plays a native client's
 loopback redirect URI (RFC 8252): whatever the browser is sent to there is
-kept for the test to read.
+kept for the test to read. :class:`MemoryStorage` is the SDK clients' token storage.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from types import ModuleType
 from urllib.parse import parse_qsl, urlsplit
 
 from flask import Flask
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
 
@@ -101,3 +102,23 @@ class LoopbackCallback(_Threaded):
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class MemoryStorage:
+    """The SDK's token storage, in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client_info: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client_info = client_info

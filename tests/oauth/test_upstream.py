@@ -30,13 +30,14 @@ from itsdangerous import URLSafeTimedSerializer
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from flask_mcp import MCP, ConfigurationError, ScopeRequired, current_principal
 from flask_mcp.oauth import OAuthServer
 from flask_mcp.oauth.upstream import local_subject
 from tests.oauth.conftest import pkce
+from tests.oauth.served_example import MemoryStorage
 from tests.processes import OutputLines
 
 PROVIDER = Path(__file__).resolve().parent / "oidc_provider.py"
@@ -173,26 +174,6 @@ class Browser:
                 answer.url, data={"csrf_token": token, "decision": "approve"}, allow_redirects=False
             )
         return answer
-
-
-class MemoryStorage:
-    """The SDK's token storage, in memory."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client_info: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client_info
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client_info = client_info
 
 
 @pytest.fixture
