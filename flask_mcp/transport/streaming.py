@@ -27,6 +27,7 @@ import time
 import typing as t
 
 from flask import Response, copy_current_request_context, stream_with_context
+from flask.globals import _cv_app, _cv_request
 
 from ..core.context import NoAnswer
 from ..protocol import jsonrpc
@@ -190,6 +191,22 @@ class HTTPChannel:
         return mailbox is not None and session_id is not None and mailbox.is_cancelled(session_id, self.request_id)
 
 
+def _in_request_variables(work: t.Callable[[], None]) -> t.Callable[[], None]:
+    """*work*, to run in another thread with the request's context variables but Flask's own.
+
+    The handler's trace is the request's (a tracing instrumentation's current
+    span), as it would be in the request's own thread. Flask's app and request
+    contexts are left out: *work* pushes its own (``copy_current_request_context``),
+    and one shared with the request's thread would be torn down under it when
+    the request ends (Flask-SQLAlchemy's session, keyed by the app context, closed
+    while the handler still runs).
+    """
+    variables = contextvars.copy_context()
+    variables.run(_cv_app.set, None)  # type: ignore[arg-type]
+    variables.run(_cv_request.set, None)  # type: ignore[arg-type]
+    return functools.partial(variables.run, work)
+
+
 def respond(
     state: MCPState,
     message: jsonrpc.Request,
@@ -247,10 +264,7 @@ def respond(
                     response = jsonrpc.failure(message.id, state.server.internal_error(RuntimeError("handler failed")))
                 channel.finish(response)
 
-    # In the request's context variables too: the handler's trace is the request's (a tracing
-    # instrumentation's current span), as it would be had it run in the request's own thread.
-    run_in_context = functools.partial(contextvars.copy_context().run, work)
-    threading.Thread(target=run_in_context, name=f"mcp-request-{message.id}", daemon=True).start()
+    threading.Thread(target=_in_request_variables(work), name=f"mcp-request-{message.id}", daemon=True).start()
     first = channel.outbox.get()
     if first[0] == _DONE and not channel.streaming:  # nothing was streamed: the fast JSON answer
         status, headers = http_status(first[2], state.auth, modern)

@@ -905,3 +905,34 @@ def test_answer_posted_to_another_gunicorn_process(redis_url: str) -> None:
     assert str(outcome["pid"]) == pid_a
     assert len(set(answers_pids)) == 1 and pid_a not in answers_pids
     assert outcome["answer_threads"] == []  # process A never saw the answers
+
+
+def test_a_handler_thread_has_an_app_context_of_its_own(
+    mcp: MCP, make_app: t.Callable[..., Flask], make_client: t.Callable[..., t.Any]
+) -> None:
+    """The request's thread tears its app context down (``db.session.remove()``...) while the handler may still run.
+
+    So the handler's thread must not share it: an extension that keys its
+    state by the app context (Flask-SQLAlchemy's session) would have it
+    closed under the handler.
+    """
+    from flask.globals import _cv_app
+
+    seen: dict[str, object] = {}
+
+    @mcp.tool()
+    def where(ctx: Context) -> str:  # a handler with a context runs in a thread of its own
+        ctx.info("looking")
+        seen["handler"] = _cv_app.get()
+        return "here"
+
+    app = make_app(mcp)
+
+    @app.before_request
+    def note() -> None:
+        seen["request"] = _cv_app.get()
+
+    client = make_client(app)
+    client.initialize()
+    assert client.call_tool("where", {})["content"][0]["text"] == "here"
+    assert seen["handler"] is not None and seen["handler"] is not seen["request"]
