@@ -20,7 +20,8 @@ from flask import Flask
 from flask_mcp import MCP
 from flask_mcp.apps import MIME_TYPE, App
 
-from .transport.test_swagger_browser import CHROMEDRIVER, CHROMIUM, browser  # noqa: F401 - the fixture
+from .browser import needs_chromium
+from .transport.test_swagger_browser import browser  # noqa: F401 - the fixture
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sales_app"
 
@@ -103,11 +104,7 @@ window.hostLog = log;
 """
 
 
-@pytest.mark.skipif(
-    not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()),
-    reason="needs /usr/bin/chromium and /usr/bin/chromedriver (Debian packages chromium and chromium-driver, "
-    "which .ci/run installs)",
-)
+@needs_chromium
 def test_a_browser_host_shows_the_tools_result_in_its_view(browser: t.Any, tmp_path: Path, make_client: t.Any) -> None:  # noqa: F811
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
-import tempfile
 import typing as t
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,25 +30,14 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from mcp.shared.exceptions import MCPError
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.chrome.webdriver import WebDriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from tests.browser import headless_chromium, needs_chromium
 from tests.oauth.served_example import LoopbackCallback, MemoryStorage, ServedExample
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-
-pytestmark = [
-    pytest.mark.skipif(
-        not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()),
-        reason="needs /usr/bin/chromium and /usr/bin/chromedriver (Debian packages chromium and chromium-driver, "
-        "which .ci/run installs)",
-    ),
-    pytest.mark.anyio,
-]
+pytestmark = [needs_chromium, pytest.mark.anyio]
 
 #: Seconds an explicit wait may take (a cold Chromium on a busy machine).
 WAIT = 30
@@ -65,31 +53,10 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 def browser() -> t.Iterator[WebDriver]:
-    """One headless Chromium for the module, with a fresh profile and no network of its own."""
-    with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
-        options = webdriver.ChromeOptions()
-        options.binary_location = str(CHROMIUM)
-        for argument in (
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--force-device-scale-factor=1",
-            f"--window-size={WINDOW[0]},{WINDOW[1]}",
-            f"--user-data-dir={profile}",
-        ):
-            options.add_argument(argument)
-        # Both paths given: selenium-manager has nothing to look up or download.
-        driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-        try:
-            yield driver
-        finally:
-            driver.quit()
+    """One headless Chromium for the module, its window the size of the docs' pictures."""
+    arguments = ("--hide-scrollbars", "--force-device-scale-factor=1", f"--window-size={WINDOW[0]},{WINDOW[1]}")
+    with headless_chromium(*arguments) as driver:
+        yield driver
 
 
 @pytest.fixture

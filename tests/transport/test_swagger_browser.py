@@ -9,14 +9,10 @@ Content-Security-Policy, whose violations Chromium would log.
 from __future__ import annotations
 
 import json
-import tempfile
 import typing as t
-from pathlib import Path
 
 import pytest
 from flask import Flask
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.chrome.webdriver import WebDriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -25,18 +21,12 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from flask_mcp import MCP, ScopeRequired
+from tests.browser import headless_chromium, needs_chromium
 
 if t.TYPE_CHECKING:
     from tests.conftest import LiveServer
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()),
-    reason="needs /usr/bin/chromium and /usr/bin/chromedriver (Debian packages chromium and chromium-driver, "
-    "which .ci/run installs)",
-)
+pytestmark = needs_chromium
 
 TOKEN = "s3cr3t-for-the-browser"
 #: Seconds an explicit wait may take: a cold Chromium parses 1.7 MB of Swagger UI.
@@ -46,29 +36,9 @@ ADD = "operations-tools-add"
 
 @pytest.fixture(scope="module")
 def browser() -> t.Iterator[WebDriver]:
-    """One headless Chromium for the module, with a fresh profile and no network of its own."""
-    with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
-        options = webdriver.ChromeOptions()
-        options.binary_location = str(CHROMIUM)
-        for argument in (
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
-        ):
-            options.add_argument(argument)
-        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        # Both paths given: selenium-manager has nothing to look up or download.
-        driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-        try:
-            yield driver
-        finally:
-            driver.quit()
+    """One headless Chromium for the module, logging the page's console (CSP violations)."""
+    with headless_chromium(capabilities={"goog:loggingPrefs": {"browser": "ALL"}}) as driver:
+        yield driver
 
 
 def calculator(**config: t.Any) -> Flask:
