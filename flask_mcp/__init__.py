@@ -1,16 +1,19 @@
 """flask_mcp: serve the Model Context Protocol from a Flask app.
 
-Everything an app needs is importable from here; the packages underneath
-(``schemas``, ``protocol``, ``policies``, ``results``, ``components``,
-``core``, ``stores``, ``auth``, ``transport``) are the layers described in
-``docs/architecture.rst``.
+Everything an app needs is importable from here. The extension object is
+``extension.py``, the Flask binding ``binding/`` (with ``globals.py`` and
+``signals.py``), the surfaces ``transport/``, ``cli/`` and ``integrations/``
+(routes, tasks, skills, views), the test tools ``testing/``; underneath,
+``config``, ``stores``, ``auth`` and the Flask-free core (``schemas``,
+``protocol``, ``policies``, ``results``, ``components``, ``core``). The
+layers are described in ``docs/architecture.rst``.
 """
 
 from __future__ import annotations
 
 from .auth.gate import current_principal
 from .components.bulk import ToolDefinition
-from .config import LateSettingWarning, ProcessLocalSessionsWarning, UnknownSettingWarning
+from .config.settings import LateSettingWarning, ProcessLocalSessionsWarning, UnknownSettingWarning
 from .core.context import Context
 from .core.hooks import CallInfo
 from .core.input_requests import Elicit, ElicitResult, InputRequest, ListRoots, Sample

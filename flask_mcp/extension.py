@@ -11,10 +11,13 @@ from flask.blueprints import BlueprintSetupState
 from flask_caching import Cache
 from werkzeug.exceptions import HTTPException
 
-from . import caches, servers
-from .apps import as_app, link_view, register_view
 from .auth import AuthBackend
-from .cli import mcp_group
+from .binding import caches, servers
+from .binding.composition import mount_server
+from .binding.hook_decorators import HookDecorators
+from .binding.runtime_changes import RuntimeChanges
+from .binding.state import MCPState, build_state
+from .cli.commands import mcp_group
 from .components.build import (
     PromptOptions,
     ResourceOptions,
@@ -29,19 +32,16 @@ from .components.list_tools_sql import check_session
 from .components.model import Prompt, Resource, ResourceTemplate, Tool
 from .components.registry import Registry
 from .components.skills import Skill
-from .composition import mount_server
-from .config import Settings
-from .config_prefix import DEFAULT_PREFIX, claim_prefix, derived_prefix
+from .config.prefix import DEFAULT_PREFIX, claim_prefix, derived_prefix
+from .config.settings import Settings
 from .core.hooks import Hooks
 from .globals import current_state, state_for, use_server
-from .hook_decorators import HookDecorators
+from .integrations.apps import as_app, link_view, register_view
+from .integrations.skills import SkillWatch, add_skill, add_skills_folder, skills_folder_of
 from .policies.execution import Transaction
 from .policies.permissions import PermissionLike, check_protected, normalize_permissions
 from .protocol.jsonrpc import INTERNAL_ERROR
-from .runtime_changes import RuntimeChanges
 from .signals import current_sender
-from .skills import SkillWatch, add_skill, add_skills_folder, skills_folder_of
-from .state import MCPState, build_state
 from .transport import rest
 from .transport.http import endpoint, error_response
 from .transport.metadata import register_metadata_routes
@@ -159,7 +159,7 @@ class MCP(RuntimeChanges, HookDecorators):
         self.mounted: list[MCP] = []
         #: The Agent Skills served, by name (:meth:`add_skill`, ``MCP_SKILLS_FOLDER``).
         self.skills: dict[str, Skill] = {}
-        #: Reloads changed skills in debug mode (:mod:`flask_mcp.skills`).
+        #: Reloads changed skills in debug mode (:mod:`flask_mcp.integrations.skills`).
         self.skill_watch = SkillWatch(self)
         self._skills_folders: set[Path] = set()
         # The before_call/after_call/on_error hooks, shared by every app's server.

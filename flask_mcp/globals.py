@@ -30,8 +30,8 @@ from flask import Flask, current_app, has_request_context, request
 from werkzeug.local import LocalProxy
 
 if t.TYPE_CHECKING:
+    from .binding.state import MCPState
     from .extension import MCP
-    from .state import MCPState
 
 __all__ = [
     "EXTENSION_KEY",
@@ -46,7 +46,7 @@ __all__ = [
     "use_server",
 ]
 
-#: Where the app's default :class:`~flask_mcp.MCP` keeps its :class:`~flask_mcp.state.MCPState`.
+#: Where the app's default :class:`~flask_mcp.MCP` keeps its :class:`~flask_mcp.binding.state.MCPState`.
 EXTENSION_KEY = "mcp"
 #: Where every MCP server of the app is kept (:class:`Servers`).
 SERVERS_KEY = "mcp_servers"

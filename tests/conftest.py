@@ -22,8 +22,8 @@ from werkzeug.serving import make_server
 from benchmarks.servers_under_test import wait_for_output
 from flask_mcp import MCP
 from flask_mcp.globals import state_for
-from flask_mcp.schema_checks import official_schema
 from flask_mcp.testing import MCPTestClient, SchemaValidator
+from flask_mcp.testing.schema_checks import official_schema
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = official_schema("2025-11-25")

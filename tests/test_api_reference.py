@@ -33,7 +33,7 @@ MODULES = (
     "flask_mcp.testing",
     "flask_mcp.pytest_plugin",
     "flask_mcp.auth",
-    "flask_mcp.schema_checks",
+    "flask_mcp.testing.schema_checks",
     "flask_mcp.schemas.pydantic_models",
     "flask_mcp.results.output",
     "flask_mcp.components.list_tools",
@@ -257,7 +257,7 @@ def test_the_reference_notices_a_new_name(reference: Reference) -> None:
 # -- the guides link what they mention ------------------------------------------
 
 #: Modules whose public names the guides link, besides the package's own.
-LINKED_MODULES = ("flask_mcp.testing", "flask_mcp.pytest_plugin", "flask_mcp.auth", "flask_mcp.schema_checks")
+LINKED_MODULES = ("flask_mcp.testing", "flask_mcp.pytest_plugin", "flask_mcp.auth", "flask_mcp.testing.schema_checks")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The docs say only what the code does: the keys they name, the commands they show.
 
 * Every ``MCP_*`` key named in ``docs/*.rst`` or ``README.md`` is a setting
-  (:data:`flask_mcp.config.DEFAULTS`), or an ``MCP_CACHE_<X>`` /
+  (:data:`flask_mcp.config.settings.DEFAULTS`), or an ``MCP_CACHE_<X>`` /
   ``MCP_EPHEMERAL_CACHE_<X>`` key passed to flask-caching as a ``CACHE_<X>``
   key flask-caching reads; a family (``MCP_AUTH_*``, ``MCP_CACHE_<X>``) must
   have members.
@@ -29,7 +29,7 @@ from gunicorn.config import Config
 from gunicorn.workers import SUPPORTED_WORKERS
 
 from flask_mcp import MCP, UnknownSettingWarning
-from flask_mcp.config import _CACHE_PREFIX, _EPHEMERAL_PREFIX, DEFAULTS
+from flask_mcp.config.settings import _CACHE_PREFIX, _EPHEMERAL_PREFIX, DEFAULTS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

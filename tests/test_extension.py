@@ -10,7 +10,7 @@ from flask import Flask, abort, current_app, g, request
 from marshmallow import Schema, fields
 
 from flask_mcp import MCP
-from flask_mcp.config import DEFAULTS
+from flask_mcp.config.settings import DEFAULTS
 
 
 class Out(Schema):

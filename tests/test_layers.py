@@ -21,16 +21,41 @@ LAYERS: list[tuple[str, ...]] = [
     ("results",),
     ("components",),
     ("core",),
+    # The MCP_* keys and the settings read from them: below everything that reads settings.
+    ("config",),
     ("globals",),
     ("stores", "auth"),
     ("transport",),
-    ("integration",),
+    # What the extension serves from the rest of the app, the command line, the test tools and
+    # the tracer given to the core: built on the transports, none importing another.
+    ("integrations", "cli", "testing", "telemetry"),
+    # The Flask binding: the extension object, what init_app builds on an app, the signals it sends.
+    ("binding",),
     # The OAuth authorization server (an optional extra) is built on an MCP server and on Flask.
     ("oauth",),
+    # The package's own namespace and the import paths kept for apps (each re-exports a new home).
+    ("api",),
 ]
 #: The layers that know nothing of Flask, Werkzeug or flask-caching.
 FLASK_FREE = {"schemas", "protocol", "policies", "results", "components", "core"}
 FLASK = {"flask", "werkzeug", "flask_caching"}
+
+#: Every module and package at the top of ``flask_mcp``, and its layer: the top of the package
+#: reads as the architecture, and a new top-level module must be given a place here.
+TOP_LEVEL: dict[str, str] = {
+    **{name: name for names in LAYERS for name in names if name != "api"},
+    "extension": "binding",
+    "signals": "binding",
+    # Kept import paths, each a module re-exporting its new home.
+    "routes": "api",
+    "apps": "api",
+    "tasks_celery": "api",
+    "pytest_plugin": "api",
+}
+#: What else lies at the top: data, not code.
+TOP_LEVEL_DATA = {"__init__.py", "py.typed", "official_schema"}
+#: The parts of the integration layer: none imports another.
+INTEGRATIONS = ("routes", "tasks", "skills", "apps")
 
 #: Type-only references up the layers, kept where a ``Protocol`` would only restate the class.
 TYPE_ONLY_UPWARD: set[tuple[str, str]] = {
@@ -41,43 +66,65 @@ TYPE_ONLY_UPWARD: set[tuple[str, str]] = {
     # register_tools registers on an extension.
     ("flask_mcp.components.bulk", "flask_mcp.extension"),
     # What current_state() returns, what current_mcp is, and what the transports are handed.
-    ("flask_mcp.globals", "flask_mcp.state"),
+    ("flask_mcp.globals", "flask_mcp.binding.state"),
     ("flask_mcp.globals", "flask_mcp.extension"),
-    ("flask_mcp.transport.metadata", "flask_mcp.state"),
-    ("flask_mcp.transport.cgi", "flask_mcp.state"),
-    ("flask_mcp.transport.http", "flask_mcp.state"),
-    ("flask_mcp.transport.landing", "flask_mcp.state"),
-    ("flask_mcp.transport.listen", "flask_mcp.state"),
-    ("flask_mcp.transport.modern", "flask_mcp.state"),
-    ("flask_mcp.transport.openapi", "flask_mcp.state"),
-    ("flask_mcp.transport.rest", "flask_mcp.state"),
-    ("flask_mcp.transport.status", "flask_mcp.state"),
-    ("flask_mcp.transport.streaming", "flask_mcp.state"),
-    ("flask_mcp.transport.lost_requests", "flask_mcp.state"),
-    ("flask_mcp.transport.body", "flask_mcp.config"),
-    # The gate is built from the app's settings.
-    ("flask_mcp.auth.gate", "flask_mcp.config"),
+    ("flask_mcp.transport.metadata", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.cgi", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.http", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.landing", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.listen", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.modern", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.openapi", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.rest", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.status", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.streaming", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.lost_requests", "flask_mcp.binding.state"),
+    # The test client speaks to a server's state.
+    ("flask_mcp.testing.client", "flask_mcp.binding.state"),
+    # Routes, skills and views are registered on an extension.
+    ("flask_mcp.integrations.apps", "flask_mcp.extension"),
+    ("flask_mcp.integrations.skills", "flask_mcp.extension"),
+    ("flask_mcp.integrations.routes.expose", "flask_mcp.extension"),
 }
 
 
-#: Packages that are part of the Flask integration, as the top-level modules are: the telemetry is
-#: given to the core (``core.tracing``) by the integration, and reads Flask's request and settings.
-INTEGRATION_PACKAGES = {"telemetry"}
-
-
 def layer_of(module: str) -> str:
-    """``flask_mcp.core.server`` -> ``core``; the top-level modules are the Flask integration."""
+    """``flask_mcp.core.server`` -> ``core``, ``flask_mcp.extension`` -> ``binding``; ``flask_mcp`` itself is ``api``.
+
+    :raises KeyError: a top-level module or package with no place in :data:`TOP_LEVEL`.
+    """
     parts = module.split(".")
-    if len(parts) > 1 and parts[1] in INTEGRATION_PACKAGES:
-        return "integration"
-    if len(parts) > 1 and any(parts[1] in names for names in LAYERS):
-        return parts[1]
-    return "integration"
+    return TOP_LEVEL[parts[1]] if len(parts) > 1 else "api"
 
 
-def test_the_telemetry_is_placed_in_the_integration() -> None:
-    assert layer_of("flask_mcp.telemetry.tracer") == "integration"
+def test_each_top_level_name_is_placed() -> None:
+    assert layer_of("flask_mcp.telemetry.tracer") == "telemetry"
     assert layer_of("flask_mcp.core.tracing") == "core"
+    assert layer_of("flask_mcp.extension") == "binding"
+    assert layer_of("flask_mcp.integrations.routes.expose") == "integrations"
+    assert layer_of("flask_mcp.routes") == "api"
+
+
+def test_the_top_of_the_package_is_the_architecture() -> None:
+    """Only the layers, the extension and its signals, and the kept import paths lie at the top."""
+    found = {path.stem if path.suffix == ".py" else path.name for path in PACKAGE.iterdir()}
+    found -= {"__pycache__"}
+    assert found == set(TOP_LEVEL) | {name.removesuffix(".py") for name in TOP_LEVEL_DATA}
+
+
+def test_the_integrations_do_not_import_each_other() -> None:
+    def part(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if len(parts) > 2 and parts[1] == "integrations" else None
+
+    found = [
+        f"{edge.source}:{edge.line} imports {edge.target}"
+        for edge in edges(PACKAGE)
+        if part(edge.source) and part(edge.target) and part(edge.source) != part(edge.target)
+    ]
+    assert found == []
+    parts = {path.stem for path in (PACKAGE / "integrations").iterdir()} - {"__init__", "__pycache__"}
+    assert parts == set(INTEGRATIONS)
 
 
 def rank_of(layer: str) -> int:

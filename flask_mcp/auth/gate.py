@@ -17,7 +17,7 @@ from .base import AuthBackend
 if t.TYPE_CHECKING:
     from flask import Request
 
-    from ..config import Settings
+    from ..config.settings import Settings
 
 __all__ = [
     "METADATA_PATH",

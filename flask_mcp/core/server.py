@@ -158,7 +158,7 @@ class Server:
         self.page_size = page_size
         self._expose_errors = expose_errors
         self.invoke: Invoker = invoke or _default_invoke
-        #: Tools whose function is also a route's view run as that route (``routes.py``).
+        #: Tools whose function is also a route's view run as that route (``integrations/routes/view_tools.py``).
         self.route_for = route_for
         self.client_request_timeout = client_request_timeout
         #: Wraps atomic tools; see :mod:`flask_mcp.policies.execution`.

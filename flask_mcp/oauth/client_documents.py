@@ -30,7 +30,7 @@ from urllib.parse import unquote, urlsplit
 from authlib.oauth2.rfc6749 import InvalidClientError, OAuth2Error
 from flask import Flask, current_app, has_request_context, request
 
-from ..config_prefix import canonical_view
+from ..config.prefix import canonical_view
 from ..policies.ratelimit import CacheRateLimiter, Limit, RateLimiter, parse_limit
 from ..policies.tool import ConfigurationError
 from .models import Client

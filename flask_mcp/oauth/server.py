@@ -30,8 +30,8 @@ from .tokens import STATE_KEY, AccessTokenGenerator, OAuthTokenBackend, save_tok
 from .users import UserHooks
 
 if t.TYPE_CHECKING:
+    from ..binding.state import MCPState
     from ..extension import MCP
-    from ..state import MCPState
 
 __all__ = ["MCPAuthorizationServer", "OAuthServer", "OAuthState"]
 

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from flask import Flask
 
-from ..config_prefix import canonical_view
+from ..config.prefix import canonical_view
 from ..policies.ratelimit import Limit, parse_limit
 from ..policies.tool import ConfigurationError
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from flask import Flask
 
-from ..config_prefix import canonical_view
+from ..config.prefix import canonical_view
 from ..policies.tool import ConfigurationError
 
 __all__ = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import typing as t
 
-from ..config_prefix import canonical_view
-from ..config_values import positive
+from ..config.prefix import canonical_view
+from ..config.values import positive
 
 if t.TYPE_CHECKING:
     from flask import Flask

@@ -29,7 +29,7 @@ from ..protocol.numerals import parse_numeral
 from .deadline import BUSY, BodyWatchdog, socket_of
 
 if t.TYPE_CHECKING:
-    from ..config import Settings
+    from ..config.settings import Settings
 
 __all__ = ["BODY_RETRY_AFTER", "BodyRejected", "read_body", "read_request_body"]
 

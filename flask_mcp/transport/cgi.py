@@ -50,8 +50,8 @@ from .stdout import stdout_to_stderr
 if t.TYPE_CHECKING:
     from flask import Flask
 
+    from ..binding.state import MCPState
     from ..policies.principal import Principal
-    from ..state import MCPState
 
 __all__ = ["CGIResponse", "cgi_document", "handle_cgi", "serve_cgi"]
 

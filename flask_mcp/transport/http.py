@@ -41,8 +41,8 @@ from .status import json_answer
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
+    from ..binding.state import MCPState
     from ..policies.principal import Principal
-    from ..state import MCPState
     from ..stores.sessions import Session
 
 __all__ = ["SESSION_HEADER", "VERSION_HEADER", "endpoint", "error_response", "json_answer"]

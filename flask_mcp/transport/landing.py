@@ -16,7 +16,7 @@ from markupsafe import escape
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
-    from ..state import MCPState
+    from ..binding.state import MCPState
 
 __all__ = ["page", "wants_html"]
 

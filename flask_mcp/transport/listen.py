@@ -30,8 +30,8 @@ from .status import json_answer
 from .streaming import STREAM_RETRY_AFTER, sse_event
 
 if t.TYPE_CHECKING:
+    from ..binding.state import MCPState
     from ..policies.principal import Principal
-    from ..state import MCPState
     from ..stores.events import EventLog
 
 __all__ = ["IDLE", "follow", "respond", "subscription_of"]

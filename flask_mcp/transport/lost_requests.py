@@ -18,7 +18,7 @@ from ..protocol.jsonrpc import MCPError
 from ..stores.events import BROADCAST, GAP_GRACE
 
 if t.TYPE_CHECKING:
-    from ..state import MCPState
+    from ..binding.state import MCPState
     from ..stores.events import EventLog
 
 __all__ = ["LOST_MESSAGE", "LostRequest"]

@@ -17,7 +17,7 @@ from .guard import rejection
 from .rules import add_rule
 
 if t.TYPE_CHECKING:
-    from ..state import MCPState
+    from ..binding.state import MCPState
 
 __all__ = ["metadata_view", "register_metadata_routes"]
 

@@ -31,8 +31,8 @@ from .status import json_answer
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
+    from ..binding.state import MCPState
     from ..policies.principal import Principal
-    from ..state import MCPState
 
 __all__ = ["post"]
 

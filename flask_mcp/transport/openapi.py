@@ -29,9 +29,9 @@ from ..auth import FlaskLoginBackend, HTTPAuthBackend, JWTBackend
 from ..protocol import jsonrpc
 
 if t.TYPE_CHECKING:
+    from ..binding.state import MCPState
     from ..components.model import Tool
     from ..core.server import Server
-    from ..state import MCPState
 
 __all__ = [
     "ERROR_SCHEMA",

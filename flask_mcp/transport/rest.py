@@ -43,7 +43,7 @@ from .swagger_page import (
 )
 
 if t.TYPE_CHECKING:
-    from ..state import MCPState
+    from ..binding.state import MCPState
 
 __all__ = ["RestSite", "add_routes", "error"]
 
@@ -66,7 +66,7 @@ ASSET_MAX_AGE = 24 * 3600
 
 
 class RestSite:
-    """What the REST routes of one server need besides its :class:`~flask_mcp.state.MCPState` (its ``rest_site``).
+    """What the REST routes of one server need besides its :class:`~flask_mcp.binding.state.MCPState` (``rest_site``).
 
     :param prefix: the normalized ``MCP_REST_PREFIX``.
     :param mcp_path: the path of the MCP endpoint, for the OpenAPI document.

@@ -27,7 +27,7 @@ from ..protocol.jsonrpc import (
 
 if t.TYPE_CHECKING:
     from ..auth.gate import AuthGate
-    from ..state import MCPState
+    from ..binding.state import MCPState
 
 __all__ = ["MODERN_STATUS", "http_status", "json_answer"]
 

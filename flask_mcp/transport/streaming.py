@@ -38,9 +38,9 @@ from .lost_requests import LostRequest
 from .status import http_status
 
 if t.TYPE_CHECKING:
+    from ..binding.state import MCPState
     from ..core.client import ClientState
     from ..policies.principal import Principal
-    from ..state import MCPState
     from ..stores.events import EventLog
     from ..stores.mailbox import Mailbox
     from ..stores.sessions import Session

@@ -9,7 +9,7 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp.caches import KeepingCache
+from flask_mcp.binding.caches import KeepingCache
 from flask_mcp.core.client import ClientState
 from flask_mcp.protocol.jsonrpc import RATE_LIMITED, SERVICE_UNAVAILABLE
 from flask_mcp.testing import MCPTestClient

@@ -14,7 +14,7 @@ from flask import Flask
 from opentelemetry.trace import SpanKind, StatusCode
 
 from flask_mcp import MCP
-from flask_mcp.cli_client import request as cli_request
+from flask_mcp.cli.client import request as cli_request
 from flask_mcp.protocol.versions import MODERN_PROTOCOL_VERSIONS
 from flask_mcp.telemetry import TelemetrySettings, tracer_for
 from flask_mcp.telemetry.content import TRUNCATED

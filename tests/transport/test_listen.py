@@ -30,7 +30,8 @@ from flask import Flask, Response
 from flask_mcp import MCP
 from flask_mcp.globals import find_state
 from flask_mcp.protocol.jsonrpc import HEADER_MISMATCH, INVALID_PARAMS, SERVICE_UNAVAILABLE
-from flask_mcp.testing import ACCEPT, SchemaValidator
+from flask_mcp.testing import SchemaValidator
+from flask_mcp.testing.client import ACCEPT
 
 from ..conftest import LiveServer
 from .test_streaming import Event, Gunicorn, gunicorn, read_events

@@ -24,7 +24,8 @@ from marshmallow import Schema, fields
 from flask_mcp import MCP, Context, Elicit, ListRoots, Sample, ScopeRequired
 from flask_mcp.protocol.envelope import CLIENT_CAPABILITIES, LOG_LEVEL, PROTOCOL_VERSION, SERVER_INFO
 from flask_mcp.protocol.versions import ALL_PROTOCOL_VERSIONS
-from flask_mcp.testing import ACCEPT, MCPTestClient, SchemaValidator
+from flask_mcp.testing import MCPTestClient, SchemaValidator
+from flask_mcp.testing.client import ACCEPT
 
 from .test_streaming import gunicorn
 

@@ -34,7 +34,8 @@ from mcp.shared.exceptions import MCPError as MCPErrorOnClient
 from flask_mcp import MCP, Context, MCPError
 from flask_mcp.core.context import LOG_LEVELS
 from flask_mcp.policies.store_keys import key as store_key
-from flask_mcp.testing import ACCEPT, SchemaValidator
+from flask_mcp.testing import SchemaValidator
+from flask_mcp.testing.client import ACCEPT
 
 from ..conftest import REPO_ROOT, free_port
 from ..processes import OutputLines
