@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 import typing as t
+import uuid
 
 import cachelib.simple
 import pytest
@@ -13,6 +14,7 @@ from flask import Flask
 from flask_mcp import MCP
 from flask_mcp.stores import sessions as sessions_module
 from tests.conftest import START, Clock, worker_app
+from tests.redis_topologies import cluster
 from tests.telemetry.conftest import Telemetry
 
 TTL = 600
@@ -147,8 +149,8 @@ def all_at_once(workers: list[Flask], make_client: t.Any, threads: int = 8) -> l
     return errors
 
 
-def test_workers_sharing_a_store_measure_each_session_once(redis_url: str, prefix: str, make_client: t.Any) -> None:
-    workers = [worker_app(redis_url, prefix, MCP_SESSION_TTL=1) for _ in range(2)]
+def measured_once_across(workers: list[Flask], make_client: t.Any) -> None:
+    """Sessions that idle out on a store *workers* share are each measured once, whoever sweeps."""
     telemetries = [Telemetry(), Telemetry()]
     offset = [0.0]
     try:
@@ -178,3 +180,20 @@ def test_workers_sharing_a_store_measure_each_session_once(redis_url: str, prefi
     finally:
         for telemetry in telemetries:
             telemetry.shutdown()
+
+
+def test_workers_sharing_a_redis_measure_each_session_once(redis_url: str, prefix: str, make_client: t.Any) -> None:
+    measured_once_across([worker_app(redis_url, prefix, MCP_SESSION_TTL=1) for _ in range(2)], make_client)
+
+
+def test_workers_sharing_a_redis_cluster_measure_each_session_once(make_client: t.Any) -> None:
+    # Each window's keys share a hash tag; the sessions a sweep reads are read slot by slot.
+    with cluster() as servers:
+        config = {**servers.config(f"mcp_cluster:{uuid.uuid4().hex}:"), "MCP_SESSION_TTL": 1}
+        workers = []
+        for _ in range(2):
+            worker = Flask("cluster-worker")
+            worker.config.update(TESTING=True, **config)
+            MCP(name="clustered").init_app(worker)
+            workers.append(worker)
+        measured_once_across(workers, make_client)
