@@ -326,7 +326,10 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         cache_ttl_ms=settings.client_cache_ttl_ms,
     )
     # Every message it handles is traced and measured, when OpenTelemetry is installed and not turned off.
-    server.tracer = tracer_for(server, TelemetrySettings.from_app(app, settings.config_prefix))
+    # Handshake sessions are measured however they end, their ends awaited in the short-lived store.
+    ends_store = None if isinstance(app.extensions["cache"][ephemeral], NullCache) else ephemeral
+    telemetry = TelemetrySettings.from_app(app, settings.config_prefix)
+    server.tracer = tracer_for(server, telemetry, sessions=sessions, store=ends_store)
     auth_backend = mcp.auth
     if auth_backend is None and settings.auth_tokens:
         auth_backend = StaticTokenBackend(settings.auth_tokens, api_key_header=settings.auth_api_key_header)

@@ -277,4 +277,7 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_OTEL_CONTENT_REDACTOR": None,
     # flask_mcp's log records carry the current trace and span ids (otelTraceID, otelSpanID).
     "MCP_OTEL_LOG_CORRELATION": True,
+    # Seconds of one window of mcp.server.session.duration: a session that idles out or passes its maximum
+    # age is measured two to three windows after its end, by one request of one process.
+    "MCP_OTEL_SESSION_SWEEP_INTERVAL": 60,
 }

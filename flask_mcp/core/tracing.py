@@ -5,7 +5,9 @@ The core knows nothing of OpenTelemetry (nor of any other telemetry): a
 <flask_mcp.core.server.Server.tracer>`, and it calls
 :meth:`Tracer.message` around each request and notification it handles, on
 every surface (the endpoint in both eras, stdio, REST, CGI, the CLI, task
-runs). With no tracer (the default) nothing is called at all.
+runs). With no tracer (the default) nothing is called at all. A message a
+transport refuses before the core sees it (no credentials, an unknown
+session, a body that is not JSON-RPC) is told with :meth:`Tracer.refused`.
 
 The Flask integration gives one built on the OpenTelemetry API
 (:mod:`flask_mcp.telemetry`) when that API is installed.
@@ -19,7 +21,27 @@ if t.TYPE_CHECKING:
     from ..protocol.jsonrpc import RequestId
     from .client import ClientState
 
-__all__ = ["MessageTrace", "Tracer", "traced_params"]
+__all__ = ["MessageTrace", "Refusal", "Tracer", "traced_params"]
+
+
+class Refusal(t.NamedTuple):
+    """A message a transport answered with an error before the core saw it."""
+
+    #: What went wrong, low-cardinality (over HTTP: the answer's status, ``"401"``).
+    error_type: str
+    #: The JSON-RPC error code of the answer, if it carries one.
+    code: int | None
+    #: The error's message.
+    message: str
+    #: When the request arrived (:func:`time.time_ns`).
+    started: int
+    #: The JSON-RPC method, when it could be read (a header, or the body); ``None`` otherwise.
+    method: str | None = None
+    #: The message's params, when its body was read (their ``_meta`` may carry a trace context).
+    params: t.Mapping[str, t.Any] = {}
+    request_id: RequestId | None = None
+    #: The protocol revision the request names (a header, or ``_meta``), if any: as sent, unchecked.
+    protocol_version: str | None = None
 
 
 class MessageTrace(t.Protocol):
@@ -62,6 +84,10 @@ class Tracer(t.Protocol):
 
     def session_ended(self, started: float, ended: float, state: ClientState) -> None:
         """A handshake session that started at *started* ended at *ended* (seconds since the epoch)."""
+        ...  # pragma: no cover - a protocol
+
+    def refused(self, refusal: Refusal) -> None:
+        """A transport answered a message with an error before the core saw it; never raises."""
         ...  # pragma: no cover - a protocol
 
 

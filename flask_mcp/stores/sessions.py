@@ -20,6 +20,10 @@ from ..core.client import ClientState
 from ..core.hooks import session_ended
 from ..policies.store_keys import key as store_key
 from .lock import store_lock
+from .session_ends import EVICTED, MAX_AGE
+
+if t.TYPE_CHECKING:
+    from .session_ends import SessionEnds
 
 __all__ = ["CacheSubscriptions", "Session", "SessionStore"]
 
@@ -92,6 +96,8 @@ class SessionStore:
         # back would double the cache round trips; refreshing once a tenth
         # of the lifetime has passed keeps it alive at a fraction of the cost.
         self._refresh_after = max(1.0, ttl / 10)
+        #: Where the ends of sessions are awaited, to measure their durations; ``None``: not measured.
+        self.ends: SessionEnds | None = None
 
     def create(self, state: ClientState, owner: str | None = None) -> str:
         """Store *state* under a new random id, owned by *owner*, and return the id.
@@ -106,7 +112,10 @@ class SessionStore:
             if self.origin is not None:
                 session_id = f"{self.origin}.{session_id}"
             session = Session(session_id, state, owner, created)
-            if self.cache.add(store_key(_KEY, session_id), self._record(session), timeout=self._timeout(session)):
+            timeout = self._timeout(session)
+            if self.cache.add(store_key(_KEY, session_id), self._record(session), timeout=timeout):
+                if self.ends is not None:
+                    self.ends.expect(session_id, created, self.clock() + timeout, state)
                 if owner is not None and self.per_owner is not None:
                     self._index(session)
                 return session_id
@@ -130,7 +139,7 @@ class SessionStore:
         now = self.clock()
         created = record.get("_c", now)
         if self.max_age is not None and now - created > self.max_age:
-            self._expire(session_id, owner)
+            self._expire(session_id, owner, record)
             return None
         session = Session(session_id, ClientState.from_dict(record), owner, created, along)
         session.state.subscriptions = self.subscriptions(session_id)
@@ -145,7 +154,10 @@ class SessionStore:
 
     def store(self, session: Session) -> None:
         """Store *session* again, which also restarts the idle timeout."""
-        self.cache.set(store_key(_KEY, session.id), self._record(session), timeout=self._timeout(session))
+        timeout = self._timeout(session)
+        self.cache.set(store_key(_KEY, session.id), self._record(session), timeout=timeout)
+        if self.ends is not None:
+            self.ends.expect(session.id, session.created, self.clock() + timeout, session.state)
 
     def save(self, session_id: str, state: ClientState) -> None:
         """Replace the state of a live session (keeping its owner and age); restarts the idle timeout.
@@ -163,11 +175,35 @@ class SessionStore:
         record = self.cache.get(key)
         if not isinstance(record, dict) or record.get("_o") != owner:
             return False
+        if self.ends is not None:  # measured before it is gone, so that no sweep finds it gone first
+            now = self.clock()
+            self.ends.ended(session_id, record.get("_c", now), now, ClientState.from_dict(record), None)
         self.cache.delete_many(key, store_key(_SUBSCRIPTIONS_KEY, session_id))
         return True
 
-    def _expire(self, session_id: str, owner: str | None) -> None:
+    def expiries(self, session_ids: t.Sequence[str]) -> list[float | None]:
+        """When the record of each session expires, as last written (``None``: it is gone), whoever owns it."""
+        found: list[float | None] = []
+        for start in range(0, len(session_ids), 500):
+            keys = [store_key(_KEY, session_id) for session_id in session_ids[start : start + 500]]
+            found.extend(self._expiry(record) for record in self.cache.get_many(*keys))
+        return found
+
+    def _expiry(self, record: t.Any) -> float | None:
+        if not isinstance(record, dict):
+            return None
+        stored = float(record.get("t", 0))
+        timeout: float = self.ttl
+        if self.max_age is not None:  # as _timeout computed it when the record was written
+            timeout = max(1, min(self.ttl, math.ceil(float(record.get("_c", stored)) + self.max_age - stored)))
+        return stored + timeout
+
+    def _expire(self, session_id: str, owner: str | None, record: dict[str, t.Any]) -> None:
         # Past MCP_SESSION_MAX_AGE: gone for good, and said once (the record goes with it).
+        if self.ends is not None:
+            created = record.get("_c", 0.0)
+            ended = created + t.cast(int, self.max_age)
+            self.ends.ended(session_id, created, ended, ClientState.from_dict(record), MAX_AGE)
         self.cache.delete_many(store_key(_KEY, session_id), store_key(_SUBSCRIPTIONS_KEY, session_id))
         if session_ended.receivers:
             sender = current_app._get_current_object() if has_app_context() else self  # type: ignore[attr-defined]
@@ -208,12 +244,20 @@ class SessionStore:
         if entries:
             # Drop sessions that expired or were deleted since.
             alive = self.cache.get_many(*(store_key(_KEY, session_id) for session_id, _ in entries))
-            entries = [entry for entry, record in zip(entries, alive, strict=True) if record is not None]
+            records = {entry[0]: record for entry, record in zip(entries, alive, strict=True) if record is not None}
+            entries = [entry for entry in entries if entry[0] in records]
+        else:
+            records = {}
         entries.append((session.id, session.created))
         entries.sort(key=lambda entry: entry[1])
         cap = t.cast(int, self.per_owner)
         evicted, entries = entries[:-cap], entries[-cap:]
         if evicted:
+            if self.ends is not None:
+                now = self.clock()
+                for session_id, created in evicted:
+                    state = ClientState.from_dict(records.get(session_id) or {})
+                    self.ends.ended(session_id, created, now, state, EVICTED)
             self.cache.delete_many(*(store_key(_KEY, session_id) for session_id, _ in evicted))
         self.cache.set(key, entries, timeout=self.max_age or 0)
 

@@ -21,9 +21,11 @@ from .settings import TelemetrySettings
 
 if t.TYPE_CHECKING:
     from flask import Flask
+    from flask_caching import Cache
 
     from ..core.server import Server
     from ..core.tracing import Tracer
+    from ..stores.sessions import SessionStore
 
 __all__ = ["TelemetrySettings", "api_installed", "instrument", "tracer_for"]
 
@@ -41,19 +43,29 @@ def tracer_for(
     settings: TelemetrySettings,
     tracer_provider: t.Any = None,
     meter_provider: t.Any = None,
+    *,
+    sessions: SessionStore | None = None,
+    store: Cache | None = None,
 ) -> Tracer | None:
     """The tracer of *server*: ``None`` when telemetry is off or the API is not installed.
 
     Also ties flask_mcp's log records to the current span (``MCP_OTEL_LOG_CORRELATION``).
+
+    :param sessions: the server's handshake sessions, whose durations it measures however they end.
+    :param store: where their ends are awaited (the short-lived store); the sessions' own by default.
     """
     if not settings.enabled or not api_installed():
         return None
     from .logs import correlate_logs
+    from .sessions import measure_sessions
     from .tracer import OpenTelemetryTracer
 
     if settings.log_correlation:
         correlate_logs()
-    return OpenTelemetryTracer(server, settings, tracer_provider, meter_provider)
+    tracer = OpenTelemetryTracer(server, settings, tracer_provider, meter_provider)
+    if sessions is not None:
+        measure_sessions(tracer, sessions, store if store is not None else sessions.cache, settings)
+    return tracer
 
 
 def instrument(app: Flask, *, tracer_provider: t.Any = None, meter_provider: t.Any = None) -> None:
@@ -70,7 +82,14 @@ def instrument(app: Flask, *, tracer_provider: t.Any = None, meter_provider: t.A
         raise RuntimeError("instrument() needs an app with the MCP extension set up (call it after init_app)")
     for state in states:
         settings = TelemetrySettings.from_app(app, state.settings.config_prefix)
-        tracer = tracer_for(state.server, settings, tracer_provider, meter_provider)
+        tracer = tracer_for(
+            state.server,
+            settings,
+            tracer_provider,
+            meter_provider,
+            sessions=state.sessions,
+            store=state.ephemeral_cache,
+        )
         if tracer is None:
             raise RuntimeError("OpenTelemetry is not used: install the otel extra and leave MCP_OTEL_ENABLED on")
         state.server.tracer = tracer

@@ -30,6 +30,7 @@ __all__ = [
     "OTHER",
     "Outcome",
     "TOOL_ERROR",
+    "bounded",
     "message_attributes",
     "metric_attributes",
     "outcome_of",
@@ -78,7 +79,8 @@ _METRIC_KEYS = (
 )
 
 
-def _bounded(value: t.Any) -> str:
+def bounded(value: t.Any) -> str:
+    """*value* as a string attribute: cut at :data:`MAX_ATTRIBUTE_LENGTH`."""
     text = value if isinstance(value, str) else str(value)
     return text if len(text) <= MAX_ATTRIBUTE_LENGTH else text[:MAX_ATTRIBUTE_LENGTH]
 
@@ -112,16 +114,16 @@ def message_attributes(
     name = method_of(method)
     attributes: dict[str, t.Any] = {METHOD_NAME: name}
     if request_id is not None:
-        attributes[REQUEST_ID] = _bounded(request_id)
+        attributes[REQUEST_ID] = bounded(request_id)
     target = params.get("name")
     if name == "tools/call":
         attributes[OPERATION_NAME] = "execute_tool"
         if isinstance(target, str):
-            attributes[TOOL_NAME] = _bounded(target)
+            attributes[TOOL_NAME] = bounded(target)
     elif name == "prompts/get" and isinstance(target, str):
-        attributes[PROMPT_NAME] = _bounded(target)
+        attributes[PROMPT_NAME] = bounded(target)
     elif name in _URI_METHODS and isinstance(params.get("uri"), str):
-        attributes[RESOURCE_URI] = _bounded(params["uri"])
+        attributes[RESOURCE_URI] = bounded(params["uri"])
     return attributes
 
 
@@ -134,7 +136,7 @@ def protocol_attributes(params: t.Mapping[str, t.Any], state: ClientState) -> di
     meta = params.get("_meta")
     version = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
     if isinstance(version, str):
-        return {PROTOCOL_VERSION_ATTRIBUTE: _bounded(version)}
+        return {PROTOCOL_VERSION_ATTRIBUTE: bounded(version)}
     attributes: dict[str, t.Any] = {PROTOCOL_VERSION_ATTRIBUTE: state.protocol_version}
     if state.session_id:
         attributes[SESSION_ID] = state.session_id
@@ -158,7 +160,7 @@ def outcome_of(response: t.Mapping[str, t.Any] | None) -> Outcome:
     error = response.get("error")
     if isinstance(error, dict):
         code = str(error.get("code"))
-        return Outcome(code, code, _bounded(error.get("message", "")))
+        return Outcome(code, code, bounded(error.get("message", "")))
     result = response.get("result")
     if isinstance(result, dict) and result.get("isError") is True:
         return Outcome(TOOL_ERROR, None, _tool_error_text(result))
@@ -170,7 +172,7 @@ def _tool_error_text(result: t.Mapping[str, t.Any]) -> str | None:
     if isinstance(content, list) and content and isinstance(content[0], dict):
         text = content[0].get("text")
         if isinstance(text, str):
-            return _bounded(text)
+            return bounded(text)
     return None
 
 

@@ -32,6 +32,8 @@ class TelemetrySettings:
     redactor: Redactor | None = None
     #: ``MCP_OTEL_LOG_CORRELATION``: flask_mcp's log records carry the current trace and span ids.
     log_correlation: bool = True
+    #: ``MCP_OTEL_SESSION_SWEEP_INTERVAL``: seconds of one window of sessions' ends (a sweep each).
+    session_sweep_interval: int = 60
 
     @classmethod
     def from_app(cls, app: Flask, prefix: str) -> TelemetrySettings:
@@ -46,4 +48,5 @@ class TelemetrySettings:
             content_max_length=positive(config, "MCP_OTEL_CONTENT_MAX_LENGTH"),
             redactor=redactor,
             log_correlation=bool(config["MCP_OTEL_LOG_CORRELATION"]),
+            session_sweep_interval=positive(config, "MCP_OTEL_SESSION_SWEEP_INTERVAL"),
         )

@@ -11,6 +11,12 @@ ambient context is the parent. A message handled inside another one's
 handler (a tool reading a resource through its context) is an INTERNAL
 span of that one.
 
+A message the endpoint refuses before the core sees it
+(:mod:`flask_mcp.transport.refusals`) is a span of its own too, named
+``{mcp.method.name}`` when the method could be read and ``MCP`` otherwise,
+whose ``error.type`` is the answer's HTTP status and
+``rpc.response.status_code`` its JSON-RPC code.
+
 With no SDK configured (the API's global providers are still its proxies)
 a message costs one check and nothing else: no span, no attribute is made.
 """
@@ -27,6 +33,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
+from ..protocol.versions import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
+from ..transport.refusals import CORE_REACHED_KEY
 from ..transport.stdio import NETWORK_TRANSPORT_KEY
 from . import conventions as semconv
 from .content import recorded
@@ -34,10 +42,12 @@ from .content import recorded
 if t.TYPE_CHECKING:
     from ..core.client import ClientState
     from ..core.server import Server
+    from ..core.tracing import Refusal
     from ..protocol.jsonrpc import RequestId
+    from ..stores.session_ends import SessionEnds
     from .settings import TelemetrySettings
 
-__all__ = ["DURATION_BUCKETS", "OpenTelemetryTracer", "network_attributes"]
+__all__ = ["DURATION_BUCKETS", "REFUSED_SPAN_NAME", "OpenTelemetryTracer", "network_attributes"]
 
 #: The bucket boundaries the conventions advise for both histograms, in seconds.
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
@@ -49,6 +59,10 @@ _in_message: contextvars.ContextVar[bool] = contextvars.ContextVar("flask_mcp_in
 _INSTRUMENTATION = "flask_mcp"
 #: Seconds between two looks at the API's global providers while they are stand-ins.
 _LOOK_AGAIN = 1.0
+#: The name of a refused message's span when its method could not be read.
+REFUSED_SPAN_NAME = "MCP"
+#: The revisions a refused message may name as ``mcp.protocol.version``: any other string is not recorded.
+_KNOWN_VERSIONS = frozenset(SUPPORTED_PROTOCOL_VERSIONS) | frozenset(MODERN_PROTOCOL_VERSIONS)
 
 
 def _version() -> str | None:
@@ -152,6 +166,8 @@ class OpenTelemetryTracer:
         self.sessions: metrics.Histogram | None = None
         #: When to look at the global providers again (:meth:`recording`).
         self._next_look = 0.0
+        #: Where the ends of handshake sessions are awaited (:mod:`.sessions`); ``None``: no session store.
+        self.ends: SessionEnds | None = None
 
     # -- what records ------------------------------------------------------------------------------
 
@@ -201,6 +217,9 @@ class OpenTelemetryTracer:
         """The span (and measurement) of one message; see :meth:`flask_mcp.core.tracing.Tracer.message`."""
         if not self.recording:
             return _QUIET
+        ends = self.ends
+        if ends is not None:  # once a window, some process measures the sessions that ended unseen
+            ends.poll()
         return _MessageSpan(self, method, params, request_id, state)
 
     def outgoing(self, params: dict[str, t.Any]) -> dict[str, t.Any]:
@@ -213,32 +232,77 @@ class OpenTelemetryTracer:
         return {**params, "_meta": {**(meta if isinstance(meta, dict) else {}), **carrier}}
 
     def session_ended(self, started: float, ended: float, state: ClientState) -> None:
-        """Record ``mcp.server.session.duration``."""
+        """Record ``mcp.server.session.duration`` of a session that ended in a request (stdin closing)."""
         if not self.recording or self.sessions is None:
             return
         attributes = {semconv.PROTOCOL_VERSION_ATTRIBUTE: state.protocol_version, **network_attributes()}
         attributes.pop(semconv.CLIENT_ADDRESS, None)
         self.sessions.record(max(0.0, ended - started), attributes)
 
+    def refused(self, refusal: Refusal) -> None:
+        """The span and measurement of a message refused before the core saw it (see the module docstring)."""
+        if not self.recording:
+            return
+        attributes = refused_attributes(refusal)
+        name = REFUSED_SPAN_NAME if refusal.method is None else attributes[semconv.METHOD_NAME]
+        carrier = _carrier(refusal.params)
+        parent = propagate.extract(carrier) if carrier is not None else None
+        if parent is not None and not trace.get_current_span(parent).get_span_context().is_valid:
+            parent = None
+        span = self.start(name, parent, False, attributes, start_time=refusal.started)
+        if span is not None:
+            span.set_status(Status(StatusCode.ERROR, semconv.bounded(refusal.message)))
+            span.end()
+        if self.operations is not None:
+            duration = max(0, time.time_ns() - refusal.started) / 1e9
+            self.operations.record(duration, semconv.metric_attributes(attributes, self.server.registry))
+
     # -- for a message's span ----------------------------------------------------------------------
 
     def start(
-        self, name: str, parent: otel_context.Context | None, nested: bool, attributes: dict[str, t.Any]
+        self,
+        name: str,
+        parent: otel_context.Context | None,
+        nested: bool,
+        attributes: dict[str, t.Any],
+        start_time: int | None = None,
     ) -> trace.Span | None:
         """The span of a message (see the module docstring); ``None``: no tracer records.
 
         :param parent: the context the client sent, if any.
         :param nested: handled within another message's span.
+        :param start_time: when it started (:func:`time.time_ns`); now by default.
         """
         tracer = self._tracer
         if tracer is None:
             return None
         if parent is None:
             kind = SpanKind.INTERNAL if nested else SpanKind.SERVER
-            return tracer.start_span(name, kind=kind, attributes=attributes)
+            return tracer.start_span(name, kind=kind, attributes=attributes, start_time=start_time)
         ambient = trace.get_current_span().get_span_context()
         links = [Link(ambient)] if ambient.is_valid else None
-        return tracer.start_span(name, context=parent, kind=SpanKind.SERVER, attributes=attributes, links=links)
+        return tracer.start_span(
+            name, context=parent, kind=SpanKind.SERVER, attributes=attributes, links=links, start_time=start_time
+        )
+
+
+def refused_attributes(refusal: Refusal) -> dict[str, t.Any]:
+    """What the conventions record of a refused message: never its params, nor a value the server does not know.
+
+    ``mcp.method.name`` is :data:`~.conventions.OTHER` when the method could not be read;
+    ``mcp.protocol.version`` is recorded only for a revision the server knows.
+    """
+    method = semconv.method_of(refusal.method) if isinstance(refusal.method, str) else semconv.OTHER
+    attributes: dict[str, t.Any] = {semconv.METHOD_NAME: method}
+    if refusal.request_id is not None:
+        attributes[semconv.REQUEST_ID] = semconv.bounded(refusal.request_id)
+    if refusal.protocol_version in _KNOWN_VERSIONS:
+        attributes[semconv.PROTOCOL_VERSION_ATTRIBUTE] = refusal.protocol_version
+    attributes.update(network_attributes())
+    attributes[semconv.ERROR_TYPE] = refusal.error_type
+    if refusal.code is not None:
+        attributes[semconv.STATUS_CODE] = str(refusal.code)
+    return attributes
 
 
 class _MessageSpan:
@@ -279,6 +343,8 @@ class _MessageSpan:
         if parent is not None and not trace.get_current_span(parent).get_span_context().is_valid:
             parent = None  # not a trace context after all: the ambient one is the parent
         self.span = self.tracer.start(self.name, parent, nested, self.attributes)
+        if not nested and has_request_context():  # the endpoint's answer is then the core's, not a refusal
+            request.environ[CORE_REACHED_KEY] = True
         if self.span is not None:
             base = parent if parent is not None else otel_context.get_current()
             attached = otel_context.attach(trace.set_span_in_context(self.span, base))

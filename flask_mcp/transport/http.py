@@ -33,7 +33,7 @@ from ..protocol.params import validate_notification_params
 from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ..stores.events import parse_event_id
 from ..stores.failures import unavailable
-from . import landing, modern, streaming
+from . import landing, modern, refusals, streaming
 from .body import BodyRejected, read_request_body
 from .guard import is_json_request, rejection
 from .status import json_answer
@@ -85,6 +85,17 @@ def error_response(
 def endpoint() -> Response:
     """The view function behind the MCP URL."""
     state = current_state()
+    tracer = state.server.tracer
+    if tracer is None or not tracer.recording:
+        return _answer(state)
+    started = time.time_ns()
+    answer = _answer(state)
+    # The one place every answer passes: an error the core never saw is traced here.
+    refusals.report(tracer, request.environ, answer, started)
+    return answer
+
+
+def _answer(state: MCPState) -> Response:
     if state.settings_read is not None:  # this process's first request: a setup that cannot work?
         state.check_first_request(current_app.config, request.environ)
     # Headers are read straight from the WSGI environ: on the hot path this
@@ -167,6 +178,7 @@ def _post(state: MCPState, environ: WSGIEnvironment, principal: Principal | None
     payload: t.Any = None
     try:
         payload = jsonrpc.loads(body, state.server.json_limits)
+        environ[refusals.MESSAGE_KEY] = payload  # what a refusal's trace can tell of it
         message = jsonrpc.parse_message(payload)
         if isinstance(message, jsonrpc.Notification):
             # Before any store sees its params (a cancellation's requestId is a cache key).
@@ -320,15 +332,9 @@ def _delete(state: MCPState, environ: WSGIEnvironment, principal: Principal | No
     session_id = environ.get(_SESSION_KEY)
     if not session_id:
         return error_response(400, f"Bad Request: missing {SESSION_HEADER} header")
-    tracer = state.server.tracer
-    if tracer is not None and not tracer.recording:
-        tracer = None
-    # Its start, for the duration of sessions: read only when something measures it.
-    ending = state.sessions.open(session_id, _owner(principal)) if tracer and state.sessions is not None else None
+    # The store measures the session's duration as it ends (mcp.server.session.duration), once.
     if state.sessions is None or not state.sessions.delete(session_id, _owner(principal)):
         return _session_not_found(state, session_id, None)
-    if tracer is not None and ending is not None:
-        tracer.session_ended(ending.created, time.time(), ending.state)
     if session_ended.receivers:
         session_ended.send(
             current_app._get_current_object(),  # type: ignore[attr-defined]
