@@ -8,7 +8,7 @@ import pytest
 from flask import Flask
 from flask_caching import Cache
 
-from flask_mcp.caches import KEEPING_CACHE
+from flask_mcp.binding.caches import KEEPING_CACHE
 from flask_mcp.core.client import ClientState
 from flask_mcp.stores import sessions as sessions_module
 from flask_mcp.stores.session_ends import LOOKBACK, SessionEnds
