@@ -75,6 +75,17 @@ class AuthBackend:
         params.append(f'resource_metadata="{_quote(resource_metadata)}"')
         return f"{self.scheme} " + ", ".join(params)
 
+    def authorization_server_metadata(self) -> dict[str, t.Any] | None:
+        """The metadata (RFC 8414) of the authorization server this app runs to issue its tokens, if any.
+
+        ``None`` by default: the tokens come from elsewhere. The backend of
+        :class:`~flask_mcp.oauth.OAuthServer` returns its document, from
+        which the REST adapter's OpenAPI document declares the OAuth flows
+        (Swagger UI's **Authorize** then gets a token there). Called inside
+        a request context.
+        """
+        return None
+
     def metadata(self, base: dict[str, t.Any]) -> dict[str, t.Any]:
         """The Protected Resource Metadata document (RFC 9728), from the configured *base*.
 

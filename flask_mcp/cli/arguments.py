@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import typing as t
 
+from .schemas.json_schema import non_null
+
 __all__ = ["ArgumentError", "parse_arguments"]
 
 
@@ -26,9 +28,9 @@ class ArgumentError(ValueError):
 
 
 def _kind(schema: t.Mapping[str, t.Any], key: str) -> str | None:
-    found = (schema.get("properties") or {}).get(key)
+    found = non_null((schema.get("properties") or {}).get(key))  # anyOf [{"type": "integer"}, null]: the integer
     kind = found.get("type") if isinstance(found, dict) else None
-    if isinstance(kind, list):  # ["integer", "null"]: the non-null one
+    if isinstance(kind, list):  # ["integer", "null"] (a raw schema): the non-null one
         kind = next((k for k in kind if k != "null"), None)
     return kind if isinstance(kind, str) else None
 

@@ -90,8 +90,9 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_AUTH_SCOPES_SUPPORTED": (),
     # Scopes named (scope="...") in the 401 challenge.
     "MCP_AUTH_REQUIRED_SCOPES": (),
-    # Authenticate the OpenAPI document and docs page of the REST adapter too.
-    "MCP_AUTH_OPENAPI": True,
+    # Refuse the REST adapter's OpenAPI document without a credential. False: it is public
+    # (the tools an anonymous caller may list), so the docs page loads and offers Authorize.
+    "MCP_AUTH_OPENAPI": False,
     # The OAuth authorization server (flask_mcp.oauth.OAuthServer, the oauth extra).
     # Its issuer identifier; None: the origin of MCP_AUTH_RESOURCE.
     "MCP_OAUTH_ISSUER": None,

@@ -128,7 +128,7 @@ class Settings:
     auth_authorization_servers: tuple[str, ...] = ()
     auth_scopes_supported: tuple[str, ...] = ()
     auth_required_scopes: tuple[str, ...] = ()
-    auth_openapi: bool = True
+    auth_openapi: bool = False
     sessions_per_principal: int | None = 100
     session_max_age: int | None = 86400
     filter_listings_by_permissions: bool = False

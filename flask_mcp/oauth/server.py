@@ -14,7 +14,7 @@ from sqlalchemy import create_engine
 from ..globals import state_for
 from ..policies.tool import ConfigurationError
 from .client_documents import ClientDirectory, ClientDocumentSettings
-from .endpoints import Registration, Revocation
+from .endpoints import Registration, Revocation, server_metadata
 from .grants import (
     AuthorizationCodeGrant,
     ClientCredentialsGrant,
@@ -61,6 +61,10 @@ class MCPAuthorizationServer(AuthorizationServer):  # type: ignore[misc]
         """Refuse scopes no permission or setting names (the set is read now: tools may be added later)."""
         if scope and not set(scope.split()) <= set(self.scopes.supported()):
             raise InvalidScopeError()
+
+    def metadata(self) -> dict[str, t.Any]:
+        """Its RFC 8414 document (:func:`~flask_mcp.oauth.endpoints.server_metadata`)."""
+        return server_metadata(self)
 
     def handle_response(self, status_code: int, payload: t.Any, headers: t.Any) -> t.Any:
         response = super().handle_response(status_code, payload, headers)

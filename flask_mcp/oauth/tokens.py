@@ -131,6 +131,10 @@ class OAuthTokenBackend(JWTBackend):
             return None
         return principal
 
+    def authorization_server_metadata(self) -> dict[str, t.Any]:
+        """This app's authorization server's RFC 8414 document."""
+        return oauth_state().server.metadata()
+
     def metadata(self, base: dict[str, t.Any]) -> dict[str, t.Any]:
         """The resource metadata, naming this app's authorization server and the scopes it grants."""
         state = oauth_state()

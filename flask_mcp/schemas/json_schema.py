@@ -5,7 +5,9 @@ apispec's marshmallow converter does the field-by-field work in its OpenAPI
 ``#/components/schemas``. This module only post-processes what apispec
 produces: nested schemas move under ``$defs`` with their references
 rewritten, and the fields that do not belong to one direction are dropped
-(``readOnly`` ones from input, ``writeOnly`` ones from output).
+(``readOnly`` ones from input, ``writeOnly`` ones from output), and a value
+that may be null is spelled ``anyOf: [{...}, {"type": "null"}]`` rather than
+with a type list (:func:`portable_nulls`).
 
 A schema or a field with a ``json_schema_for(direction)`` method supplies
 its own JSON Schema instead (pydantic models and types,
@@ -25,12 +27,75 @@ import marshmallow as ma
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 
-__all__ = ["schema_to_json_schema", "validate_json_schema"]
+__all__ = ["non_null", "portable_nulls", "schema_to_json_schema", "validate_json_schema"]
 
 Direction = t.Literal["input", "output"]
 
 _COMPONENTS_PREFIX = "#/components/schemas/"
 _DEFS_PREFIX = "#/$defs/"
+
+
+#: Keywords that describe a value rather than constrain it: they stay beside
+#: ``anyOf`` when a nullable schema is split, where clients show them.
+_ANNOTATIONS = frozenset(
+    {"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "$comment"}
+)
+#: Keywords whose values are JSON data, not schemas: never rewritten.
+_DATA = frozenset({"enum", "const", "default", "examples"})
+
+
+def portable_nulls(node: t.Any) -> t.Any:
+    """*node* with every nullable type list rewritten as ``anyOf`` with ``{"type": "null"}``, recursively.
+
+    apispec (like JSON Schema 2020-12 allows) spells a marshmallow field with
+    ``allow_none=True`` as ``{"type": ["string", "null"], "maxLength": 5}``.
+    That form is valid JSON Schema and valid in the MCP schema, but not
+    portable: Gemini's function declarations take an OpenAPI 3.0 subset whose
+    ``type`` is one value, and refuse a list ("Proto field is not repeating,
+    cannot start list"); OpenAI's strict function schemas accept both forms.
+    ``anyOf: [{"type": "string", "maxLength": 5}, {"type": "null"}]`` is
+    accepted by all of them, and is what pydantic, and so the official
+    Python SDK's ``MCPServer``, emits for ``str | None``: clients meet one
+    spelling whichever server they talk to.
+
+    The constraints move into the non-null branch (``enum`` without its
+    ``null``), annotations (``title``, ``description``, ``default``,
+    ``x-*`` extensions, ...) stay beside ``anyOf``. Values of data keywords
+    (``enum``, ``default``, ...) are left alone. A new object is returned.
+    """
+    if isinstance(node, list):
+        return [portable_nulls(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: value if key in _DATA or key.startswith("x-") else portable_nulls(value) for key, value in node.items()}
+    kinds = out.get("type")
+    if not (isinstance(kinds, list) and "null" in kinds):
+        return out
+    others = [kind for kind in kinds if kind != "null"]
+    if not others:
+        out["type"] = "null"
+        return out
+    kept = {key: value for key, value in out.items() if key in _ANNOTATIONS or key.startswith("x-")}
+    constraints = {key: value for key, value in out.items() if key not in kept and key != "type"}
+    if isinstance(constraints.get("enum"), list):
+        constraints["enum"] = [value for value in constraints["enum"] if value is not None]
+    # Several non-null types (["string", "integer", "null"]): one branch each, every
+    # constraint in each (JSON Schema applies a keyword only to values of its type).
+    branches = [{"type": kind, **constraints} for kind in others]
+    return {"anyOf": [*branches, {"type": "null"}], **kept}
+
+
+def non_null(schema: t.Any) -> t.Any:
+    """The schema of *schema*'s non-null values: the one other branch of a nullable ``anyOf``, else *schema*.
+
+    For readers of a property's ``type`` (the CLI's argument parsing): with
+    :func:`portable_nulls`, a nullable property keeps it one level down.
+    """
+    if isinstance(schema, dict) and isinstance(schema.get("anyOf"), list):
+        branches = [b for b in schema["anyOf"] if not (isinstance(b, dict) and b.get("type") == "null")]
+        if len(branches) == 1 and len(branches) < len(schema["anyOf"]):
+            return branches[0]
+    return schema
 
 
 def _dumped_as_string(self: t.Any, field: ma.fields.Field[t.Any], ret: dict[str, t.Any], **kwargs: t.Any) -> t.Any:
@@ -92,7 +157,7 @@ def schema_to_json_schema(schema: type[ma.Schema] | ma.Schema, direction: Direct
     instance = schema() if isinstance(schema, type) else schema
     own = getattr(instance, "json_schema_for", None)
     if own is not None:
-        return t.cast(dict[str, t.Any], own(direction))
+        return t.cast(dict[str, t.Any], portable_nulls(own(direction)))
     spec, plugin = _converter(direction)
     assert plugin.converter is not None  # set by APISpec(plugins=[...])
     root = plugin.converter.schema2jsonschema(instance)  # type: ignore[no-untyped-call]
@@ -107,7 +172,7 @@ def schema_to_json_schema(schema: type[ma.Schema] | ma.Schema, direction: Direct
         key = field.data_key or name
         if hasattr(field, "json_schema_for") and key in result["properties"]:
             result["properties"][key] = _merge_defs(result, field.json_schema_for(direction))
-    return t.cast(dict[str, t.Any], result)
+    return t.cast(dict[str, t.Any], portable_nulls(result))
 
 
 def _merge_defs(root: dict[str, t.Any], schema: dict[str, t.Any]) -> dict[str, t.Any]:

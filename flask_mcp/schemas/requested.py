@@ -14,7 +14,7 @@ import typing as t
 
 import marshmallow as ma
 
-from .json_schema import schema_to_json_schema
+from .json_schema import non_null, schema_to_json_schema
 
 __all__ = ["requested_schema"]
 
@@ -23,7 +23,8 @@ def requested_schema(schema: type[ma.Schema] | ma.Schema) -> dict[str, t.Any]:
     """An elicitation ``requestedSchema`` for *schema* (see the module docstring)."""
     instance = schema() if isinstance(schema, type) else schema
     converted = schema_to_json_schema(instance, "input")
-    properties = converted["properties"]
+    # A form field is a single primitive type: one that may be null is one the user may leave out.
+    properties = {name: _without_null(value) for name, value in converted["properties"].items()}
     for name, field in instance.fields.items():
         if name not in properties:
             continue
@@ -49,3 +50,14 @@ def requested_schema(schema: type[ma.Schema] | ma.Schema) -> dict[str, t.Any]:
     if converted.get("required"):
         requested["required"] = converted["required"]
     return requested
+
+
+def _without_null(schema: dict[str, t.Any]) -> dict[str, t.Any]:
+    """A nullable property's non-null branch, with the annotations (``title``, ``default``, ...) beside it."""
+    branch: dict[str, t.Any] = non_null(schema)
+    if branch is schema:
+        return schema
+    outer = {key: value for key, value in schema.items() if key != "anyOf"}
+    if outer.get("default", ...) is None:
+        del outer["default"]  # no form field holds null
+    return {**branch, **outer}

@@ -45,6 +45,7 @@ from ..stores.failures import RETRY_AFTER, unavailable
 from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
 from .openapi import build_document, security_schemes
+from .openapi_access import views_differ, visible_view
 from .stdout import stdout_to_stderr
 
 if t.TYPE_CHECKING:
@@ -87,15 +88,18 @@ def _method_not_allowed(method: str, allowed: str) -> CGIResponse:
     return _error(405, f"Method Not Allowed: {method} (allowed: {allowed})", {"Allow": allowed})
 
 
-def cgi_document(state: MCPState, script_name: str = "") -> dict[str, t.Any]:
+def cgi_document(state: MCPState, script_name: str = "", principal: Principal | None = None) -> dict[str, t.Any]:
     """The OpenAPI document of the CGI operations: the tools, at ``/tools/<name>``.
 
     The REST document's resource and MCP endpoint paths are left out, as CGI
     does not serve them; *script_name* (the script's URL path) becomes the
-    server URL, so the paths resolve under it.
+    server URL, so the paths resolve under it. The tools are those
+    *principal* (``None``: an anonymous reader) may list
+    (:func:`~flask_mcp.transport.openapi_access.visible_view`).
     """
     security = security_schemes(state.auth.backend) if state.auth is not None else None
-    document = build_document(state.server, "", "/", security=security)
+    view = visible_view(state.server, principal)
+    document = build_document(state.server, "", "/", security=security, view=view)
     document["paths"] = {path: item for path, item in document["paths"].items() if path.startswith("/tools/")}
     if script_name:
         document["servers"] = [{"url": script_name}]
@@ -156,10 +160,10 @@ def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIR
     if path == "/openapi.json":
         if method not in ("GET", "HEAD"):
             return _method_not_allowed(method, "GET, HEAD")
-        refused = _authenticate(app, state, environ) if state.settings.auth_openapi else None
-        if isinstance(refused, CGIResponse):
-            return refused
-        return CGIResponse(200, jsonrpc.encode(cgi_document(state, environ.get("SCRIPT_NAME", ""))))
+        reader = _reader(app, state, environ)
+        if isinstance(reader, CGIResponse):
+            return reader
+        return CGIResponse(200, jsonrpc.encode(cgi_document(state, environ.get("SCRIPT_NAME", ""), reader)))
     name = path[len("/tools/") :] if path.startswith("/tools/") else ""
     if not name or "/" in name:
         return _error(404, f"Not Found: {path}")
@@ -201,6 +205,20 @@ def _authenticate(app: Flask, state: MCPState, environ: dict[str, t.Any]) -> Pri
             return state.auth.authenticate(request)
         except Unauthorized as exc:
             return _error(401, exc.message, {"WWW-Authenticate": exc.challenge})
+
+
+def _reader(app: Flask, state: MCPState, environ: dict[str, t.Any]) -> Principal | CGIResponse | None:
+    """Who reads the document: as over HTTP, anonymous unless ``MCP_AUTH_OPENAPI``, a refused credential a 401."""
+    if state.auth is None:
+        return None
+    with app.request_context(environ):
+        presented = state.auth.backend.has_credentials(request)
+    if not (state.settings.auth_openapi or presented or views_differ(state.server)):
+        return None  # everyone is shown the same document
+    reader = _authenticate(app, state, environ)
+    if isinstance(reader, CGIResponse) and not (state.settings.auth_openapi or presented):
+        return None
+    return reader
 
 
 def cgi_environ(stdin: t.BinaryIO) -> dict[str, t.Any]:

@@ -11,12 +11,17 @@ With an auth backend configured, the document declares how to authenticate
 operation its ``security``: every operation needs a credential, and a tool's
 requirement lists the scopes its permissions ask for, so that Swagger UI
 shows an Authorize button and generated clients send the token. A public
-app's document declares no security at all.
+app's document declares no security at all. Who may read the document, and
+which tools each reader is shown, is :mod:`flask_mcp.transport.openapi_access`'s
+concern: :class:`OpenAPIDocument` keeps one encoded document per view.
+
+Schemas that allow null say so with ``anyOf`` and ``{"type": "null"}``, as
+the tools' own schemas do (:func:`~flask_mcp.schemas.json_schema.portable_nulls`).
 """
 
 from __future__ import annotations
 
-import html
+import collections
 import threading
 import typing as t
 
@@ -27,6 +32,8 @@ from apispec.ext.marshmallow.common import make_schema_key
 
 from ..auth import FlaskLoginBackend, HTTPAuthBackend, JWTBackend
 from ..protocol import jsonrpc
+from ..schemas.json_schema import portable_nulls
+from .openapi_access import View
 
 if t.TYPE_CHECKING:
     from ..binding.state import MCPState
@@ -58,7 +65,7 @@ _JSONRPC_REQUEST: dict[str, t.Any] = {
     "description": "One JSON-RPC 2.0 message: a request, a notification (no id) or a response to the server.",
     "properties": {
         "jsonrpc": {"const": "2.0"},
-        "id": {"type": ["string", "integer"]},
+        "id": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
         "method": {"type": "string"},
         "params": {"type": "object"},
     },
@@ -68,7 +75,7 @@ _JSONRPC_RESPONSE: dict[str, t.Any] = {
     "type": "object",
     "properties": {
         "jsonrpc": {"const": "2.0"},
-        "id": {"type": ["string", "integer", "null"]},
+        "id": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
         "result": {"type": "object"},
         "error": {
             "type": "object",
@@ -179,7 +186,7 @@ def required_scopes(server: Server, tool: Tool) -> list[str]:
 
 
 def build_document(
-    server: Server, prefix: str, mcp_path: str, *, security: SecuritySchemes | None = None
+    server: Server, prefix: str, mcp_path: str, *, security: SecuritySchemes | None = None, view: View = None
 ) -> dict[str, t.Any]:
     """The OpenAPI 3.1 document for *server*'s registry.
 
@@ -188,6 +195,8 @@ def build_document(
     :param security: the schemes of the configured auth backend
         (:func:`security_schemes`); ``None`` or empty for a public app, whose
         operations then declare no security.
+    :param view: the tools shown and whether the resource operation is
+        (:func:`~flask_mcp.transport.openapi_access.visible_view`); ``None``: all of them.
     """
     info: dict[str, t.Any] = {}
     if server.instructions:
@@ -207,6 +216,8 @@ def build_document(
     unauthorized = _errors(401) if security else {}
     schemas = _Schemas(spec)
     for tool in server.registry.tools.values():
+        if view is not None and tool.name not in view[0]:
+            continue
         if isinstance(tool.input_schema, ma.Schema):
             request_schema: dict[str, t.Any] = schemas.ref(tool.input_schema)
         else:
@@ -237,7 +248,7 @@ def build_document(
         if description:
             operation["description"] = description
         spec.path(path=f"{prefix}/tools/{tool.name}", operations={"post": operation})
-    if server.registry.resources or server.registry.templates:
+    if (server.registry.resources or server.registry.templates) and (view is None or view[1]):
         _add_resource_path(spec, prefix, security)
     mcp_operation: dict[str, t.Any] = {
         "operationId": "mcp",
@@ -256,7 +267,11 @@ def build_document(
         mcp_operation["responses"]["401"] = {"description": unauthorized["401"]["description"]}
         mcp_operation["security"] = _requirements(security)
     spec.path(path=mcp_path, operations={"post": mcp_operation})
-    return spec.to_dict()
+    document = spec.to_dict()
+    components = document.get("components", {})
+    if "schemas" in components:  # the marshmallow ones; a tool's raw JSON Schema is its author's, as written
+        components["schemas"] = portable_nulls(components["schemas"])
+    return document
 
 
 def _add_resource_path(spec: APISpec, prefix: str, security: SecuritySchemes) -> None:
@@ -282,92 +297,70 @@ def _add_resource_path(spec: APISpec, prefix: str, security: SecuritySchemes) ->
 
 
 class OpenAPIDocument:
-    """The document of one app, built on first use and rebuilt after a registry change.
+    """The documents of one app, each built on first use and rebuilt after a registry change.
+
+    One per view (:data:`~flask_mcp.transport.openapi_access.View`): the
+    whole registry, and each set of tools that permissions show some caller.
+    The most recently used :data:`MAX_VIEWS` are kept.
 
     :param state: the app's extension state.
     :param prefix: the REST prefix, without trailing ``/``.
     :param mcp_path: the path of the MCP endpoint.
-    :param security: the auth backend's schemes (:func:`security_schemes`); ``None`` for a public app.
+    :param security: the schemes the document declares (:func:`security_schemes`,
+        with :func:`~flask_mcp.transport.openapi_access.oauth_schemes`), or a
+        function returning them, called at the first build (inside a request
+        or app context); ``None`` for a public app.
     """
 
-    def __init__(self, state: MCPState, prefix: str, mcp_path: str, security: SecuritySchemes | None = None) -> None:
+    #: Views kept at once. A view is a set of tool names, so they are few unless
+    #: permissions depend on every caller; the least recently used goes first.
+    MAX_VIEWS = 32
+
+    def __init__(
+        self,
+        state: MCPState,
+        prefix: str,
+        mcp_path: str,
+        security: SecuritySchemes | t.Callable[[], SecuritySchemes | None] | None = None,
+    ) -> None:
         self._server = state.server
         self._prefix = prefix
         self._mcp_path = mcp_path
         self._security = security
+        self._schemes: SecuritySchemes | None = None
         self._lock = threading.Lock()
-        self._cached: tuple[dict[str, t.Any], bytes] | None = None
+        self._cached: collections.OrderedDict[View, tuple[dict[str, t.Any], bytes]] = collections.OrderedDict()
 
     def invalidate(self) -> None:
-        """Forget the built document; the next request builds it again."""
-        self._cached = None
+        """Forget the built documents; the next request builds its own again."""
+        with self._lock:
+            self._cached = collections.OrderedDict()
 
-    def _get(self) -> tuple[dict[str, t.Any], bytes]:
-        cached = self._cached
-        if cached is None:
-            with self._lock:  # one build even when the first requests arrive together
-                cached = self._cached
-                if cached is None:
-                    document = build_document(self._server, self._prefix, self._mcp_path, security=self._security)
-                    cached = self._cached = (document, jsonrpc.encode(document))
-        return cached
+    def security(self) -> SecuritySchemes:
+        """The schemes the documents declare (worked out once)."""
+        schemes = self._schemes
+        if schemes is None:
+            given = self._security() if callable(self._security) else self._security
+            schemes = self._schemes = dict(given or {})
+        return schemes
 
-    def to_dict(self) -> dict[str, t.Any]:
-        """The document as a dict (shared: do not modify it)."""
-        return self._get()[0]
+    def _get(self, view: View) -> tuple[dict[str, t.Any], bytes]:
+        with self._lock:  # one build even when the first requests arrive together
+            cached = self._cached.get(view)
+            if cached is None:
+                security = self.security()
+                document = build_document(self._server, self._prefix, self._mcp_path, security=security, view=view)
+                cached = self._cached[view] = (document, jsonrpc.encode(document))
+                while len(self._cached) > self.MAX_VIEWS:
+                    self._cached.popitem(last=False)
+            else:
+                self._cached.move_to_end(view)
+            return cached
 
-    def encoded(self) -> bytes:
-        """The document as JSON bytes."""
-        return self._get()[1]
+    def to_dict(self, view: View = None) -> dict[str, t.Any]:
+        """The document of *view* (``None``: every tool) as a dict (shared: do not modify it)."""
+        return self._get(view)[0]
 
-
-_PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<link rel="stylesheet" href="{css}">
-<link rel="icon" type="image/png" href="{icon}">
-</head>
-<body>
-<p id="openapi-unauthorized" class="swagger-ui" hidden>
-This server's OpenAPI document requires authentication (<code>MCP_AUTH_OPENAPI</code>), and a page
-cannot send a token when it loads it. Its operator can make the document public with
-<code>MCP_AUTH_OPENAPI = False</code> (every tool still requires a token), or write it to a file
-with <code>flask mcp openapi</code>.
-</p>
-<div id="swagger-ui" data-openapi-url="{openapi_url}"></div>
-<script src="{bundle}"></script>
-<script src="{initialiser}"></script>
-</body>
-</html>
-"""
-
-
-def swagger_ui_page(title: str, spec_url: str, assets_url: str, initialiser_url: str, *, version: str = "") -> str:
-    """The HTML of the Swagger UI page for the document at *spec_url*: static, with no inline script.
-
-    :param title: the page title (escaped here).
-    :param spec_url: where the OpenAPI document is served.
-    :param assets_url: the folder of Swagger UI's ``dist`` files
-        (``MCP_SWAGGER_UI_URL``, or where the app serves the installed copy),
-        without trailing ``/``.
-    :param initialiser_url: where the script that starts Swagger UI is
-        served (:data:`flask_mcp.transport.swagger_page.INITIALISER`).
-    :param version: appended to the asset URLs as ``?v=``, for caches.
-    """
-    query = f"?v={version}" if version else ""
-
-    def attribute(url: str) -> str:
-        return html.escape(url, quote=True)
-
-    return _PAGE.format(
-        title=html.escape(title),
-        css=attribute(f"{assets_url}/swagger-ui.css{query}"),
-        # Named, so that the browser does not ask the app for /favicon.ico.
-        icon=attribute(f"{assets_url}/favicon-32x32.png{query}"),
-        bundle=attribute(f"{assets_url}/swagger-ui-bundle.js{query}"),
-        initialiser=attribute(initialiser_url),
-        openapi_url=attribute(spec_url),
-    )
+    def encoded(self, view: View = None) -> bytes:
+        """The document of *view* (``None``: every tool) as JSON bytes."""
+        return self._get(view)[1]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import typing as t
 
-from flask import Flask, Response, request, send_from_directory
+from flask import Flask, Response, current_app, has_request_context, request, send_from_directory
 from werkzeug.exceptions import NotFound
 
 from ..auth.gate import Unauthorized, error_status
@@ -31,7 +31,8 @@ from ..protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, 
 from ..stores.failures import unavailable
 from .body import BodyRejected, read_request_body
 from .guard import is_json_request, rejection
-from .openapi import OpenAPIDocument, security_schemes, swagger_ui_page
+from .openapi import OpenAPIDocument, SecuritySchemes, security_schemes
+from .openapi_access import connect_origins, oauth_schemes, views_differ, visible_view
 from .rules import add_rule
 from .swagger_page import (
     ASSETS_PATH,
@@ -40,6 +41,7 @@ from .swagger_page import (
     assets_directory,
     assets_version,
     content_security_policy,
+    swagger_ui_page,
 )
 
 if t.TYPE_CHECKING:
@@ -104,10 +106,10 @@ def add_routes(app: Flask, state: MCPState, endpoint_prefix: str, mcp_path: str)
     # By default the REST routes sit beside the endpoint, wherever it was registered.
     prefix = state.settings.rest_prefix
     prefix = (mcp_path.rstrip("/") + "/rest" if prefix is None else prefix).rstrip("/")
-    security = None
-    if state.auth is not None:
-        security = security_schemes(state.auth.backend, cookie_name=app.config.get("SESSION_COOKIE_NAME", "session"))
-    site = RestSite(prefix or "/", mcp_path, OpenAPIDocument(state, prefix, mcp_path, security))
+    cookie_name = app.config.get("SESSION_COOKIE_NAME", "session")
+    site = RestSite(
+        prefix or "/", mcp_path, OpenAPIDocument(state, prefix, mcp_path, lambda: _security(state, cookie_name))
+    )
     # Registrations after setup (tools added at run time) must show in the document.
     state.mcp.registry.on_change(lambda kind: site.document.invalidate())
     state.rest_site = site
@@ -132,6 +134,22 @@ def add_routes(app: Flask, state: MCPState, endpoint_prefix: str, mcp_path: str)
         ]
     for path, name, view, methods in views:
         add_rule(app, prefix + path, f"{endpoint_prefix}.{name}", view, methods)
+
+
+def _security(state: MCPState, cookie_name: str) -> SecuritySchemes | None:
+    """The schemes of the app's backend and, where tokens come from OAuth, how to get one."""
+    if state.auth is None:
+        return None
+    backend = state.auth.backend
+    schemes = security_schemes(backend, cookie_name=cookie_name)
+    metadata = getattr(backend, "authorization_server_metadata", None)
+    if callable(metadata) and not has_request_context():
+        # ``flask mcp openapi``: the server's URLs are built as for a request to the app's root.
+        with current_app.test_request_context():
+            server = metadata()
+    else:
+        server = metadata() if callable(metadata) else None
+    return {**schemes, **oauth_schemes(server, state.settings.auth_authorization_servers)}
 
 
 def _preflight(allowed: str) -> Response | None:
@@ -251,21 +269,38 @@ def resource_view() -> Response:
 
 
 def openapi_view() -> Response:
-    """``GET <prefix>/openapi.json``: the OpenAPI 3.1 document, built once per registry state."""
-    rejected = _preflight("GET, HEAD") or _document_auth()
+    """``GET <prefix>/openapi.json``: the OpenAPI 3.1 document as its reader may see it, built once per view.
+
+    Public unless ``MCP_AUTH_OPENAPI``: a request without a credential gets
+    the anonymous caller's view, one with a valid credential its
+    principal's, one with a refused credential a 401 (as on every route).
+    """
+    rejected = _preflight("GET, HEAD")
     if rejected is not None:
         return rejected
-    site = t.cast(RestSite, current_state().rest_site)
-    return Response(site.document.encoded(), content_type=JSON_CONTENT_TYPE)
-
-
-def _document_auth() -> Response | None:
-    """A 401 for the OpenAPI document, when ``MCP_AUTH_OPENAPI`` protects it."""
     state = current_state()
-    if not state.settings.auth_openapi:
+    principal = _reader(state)
+    if isinstance(principal, Response):
+        return principal
+    state.keep_in_step()
+    site = t.cast(RestSite, state.rest_site)
+    return Response(site.document.encoded(visible_view(state.server, principal)), content_type=JSON_CONTENT_TYPE)
+
+
+def _reader(state: MCPState) -> Principal | Response | None:
+    """Who reads the document: a principal, ``None`` for an anonymous reader, or a 401 answer."""
+    if state.auth is None:
         return None
-    principal = _authenticate(state)
-    return principal if isinstance(principal, Response) else None
+    presented = state.auth.backend.has_credentials(request)
+    if not (state.settings.auth_openapi or presented or views_differ(state.server)):
+        return None  # everyone is shown the same document
+    try:
+        return state.auth.authenticate(request)
+    except Unauthorized as exc:
+        # A refused credential is refused here too, rather than silently shown less.
+        if state.settings.auth_openapi or presented:
+            return error(401, exc.message, {"WWW-Authenticate": exc.challenge})
+        return None
 
 
 def _docs_url(path: str) -> str:
@@ -279,6 +314,7 @@ def docs_view() -> Response:
 
     Never authenticated: the page holds no data (the document it loads follows
     ``MCP_AUTH_OPENAPI``), and a browser cannot send a token with a page load.
+    Its policy lets it reach the OAuth provider the document names.
     """
     rejected = _preflight("GET, HEAD")
     if rejected is not None:
@@ -292,9 +328,12 @@ def docs_view() -> Response:
         assets,
         _docs_url(INITIALISER_PATH),
         version="" if configured else assets_version(),
+        # Served by the app whatever MCP_SWAGGER_UI_URL says: it must share the page's origin.
+        redirect_url=_docs_url(ASSETS_PATH + "/oauth2-redirect.html"),
     )
+    site = t.cast(RestSite, state.rest_site)
     headers = {
-        "Content-Security-Policy": content_security_policy(assets),
+        "Content-Security-Policy": content_security_policy(assets, connect_origins(site.document.security())),
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "same-origin",
     }

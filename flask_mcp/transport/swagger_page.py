@@ -1,7 +1,7 @@
 """The interactive docs page of the REST adapter: Swagger UI, with nothing fetched from elsewhere.
 
 ``<MCP_REST_PREFIX>/docs`` is a static HTML page
-(:func:`~flask_mcp.transport.openapi.swagger_ui_page`): it holds no data and
+(:func:`swagger_ui_page`): it holds no data and
 no inline script, so it is served to anyone, and under a strict
 Content-Security-Policy (:func:`content_security_policy`). It loads
 
@@ -11,8 +11,10 @@ Content-Security-Policy (:func:`content_security_policy`). It loads
   ``MCP_SWAGGER_UI_URL`` when that is set;
 * :data:`INITIALISER`, served as ``<prefix>/docs/swagger-initializer.js``,
   which starts Swagger UI on the document named in the page's
-  ``data-openapi-url`` attribute, and shows the page's note about
-  ``MCP_AUTH_OPENAPI`` when the document answers 401.
+  ``data-openapi-url`` attribute (with PKCE for the OAuth code flow, and the
+  package's ``oauth2-redirect.html``, named in ``data-oauth2-redirect-url``,
+  to come back to), and shows the page's note about ``MCP_AUTH_OPENAPI``
+  when the document answers 401.
 
 The bundled Swagger UI is version 5, the first to read OpenAPI 3.1
 documents; so the page works offline, behind a firewall and under a policy
@@ -22,6 +24,7 @@ that allows no third-party script.
 from __future__ import annotations
 
 import functools
+import html
 import importlib.util
 import typing as t
 from pathlib import Path
@@ -35,6 +38,7 @@ __all__ = [
     "assets_directory",
     "assets_version",
     "content_security_policy",
+    "swagger_ui_page",
 ]
 
 #: The PyPI distribution whose ``dist`` folder holds Swagger UI 5 (its import name).
@@ -56,6 +60,8 @@ INITIALISER = """\
     url: documentUrl,
     domNode: root,
     deepLinking: true,
+    // Where an OAuth authorization server sends the browser back with the code.
+    oauth2RedirectUrl: new URL(root.getAttribute("data-oauth2-redirect-url"), window.location.href).href,
     // No validity badge: it is an image from a validator on the internet.
     validatorUrl: null,
     responseInterceptor: function (response) {
@@ -66,6 +72,8 @@ INITIALISER = """\
       return response;
     }
   });
+  // OAuth 2.1 (and flask_mcp's own authorization server) requires PKCE for the code flow.
+  window.ui.initOAuth({ usePkceWithAuthorizationCodeGrant: true });
 })();
 """
 
@@ -97,13 +105,15 @@ def assets_version() -> str:
         return ""
 
 
-def content_security_policy(assets_url: str) -> str:
+def content_security_policy(assets_url: str, connect: t.Sequence[str] = ()) -> str:
     """The page's ``Content-Security-Policy``: scripts, styles and requests from this origin only.
 
     Swagger UI's images are ``data:`` URLs; ``connect-src 'self'`` covers
     fetching the document and the requests of "Try it out". An absolute
     *assets_url* (``MCP_SWAGGER_UI_URL`` on a CDN) adds its origin to the
-    script and style sources.
+    script and style sources; the origins in *connect* (an OAuth
+    provider's, whose discovery document and token endpoint **Authorize**
+    fetches) are added to ``connect-src``.
     """
     parts = urlsplit(assets_url)
     external = ""
@@ -116,9 +126,67 @@ def content_security_policy(assets_url: str) -> str:
         f"style-src 'self'{external}",
         "img-src 'self' data:",
         "font-src 'self' data:",
-        "connect-src 'self'",
+        " ".join(("connect-src 'self'", *connect)),
         "base-uri 'none'",
         "form-action 'self'",
         "frame-ancestors 'self'",
     )
     return "; ".join(directives)
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<link rel="stylesheet" href="{css}">
+<link rel="icon" type="image/png" href="{icon}">
+</head>
+<body>
+<p id="openapi-unauthorized" class="swagger-ui" hidden>
+This server's OpenAPI document requires authentication (<code>MCP_AUTH_OPENAPI</code>), and a page
+cannot send a token when it loads it. Its operator can make the document public with
+<code>MCP_AUTH_OPENAPI = False</code> (every tool still requires a token), or write it to a file
+with <code>flask mcp openapi</code>.
+</p>
+<div id="swagger-ui" data-openapi-url="{openapi_url}" data-oauth2-redirect-url="{redirect_url}"></div>
+<script src="{bundle}"></script>
+<script src="{initialiser}"></script>
+</body>
+</html>
+"""
+
+
+def swagger_ui_page(
+    title: str, spec_url: str, assets_url: str, initialiser_url: str, *, version: str = "", redirect_url: str = ""
+) -> str:
+    """The HTML of the Swagger UI page for the document at *spec_url*: static, with no inline script.
+
+    :param title: the page title (escaped here).
+    :param spec_url: where the OpenAPI document is served.
+    :param assets_url: the folder of Swagger UI's ``dist`` files
+        (``MCP_SWAGGER_UI_URL``, or where the app serves the installed copy),
+        without trailing ``/``.
+    :param initialiser_url: where the script that starts Swagger UI is
+        served (:data:`flask_mcp.transport.swagger_page.INITIALISER`).
+    :param version: appended to the asset URLs as ``?v=``, for caches.
+    :param redirect_url: where the OAuth authorization server sends the
+        browser back to Swagger UI (its ``oauth2-redirect.html``); ``""``:
+        next to *assets_url*.
+    """
+    query = f"?v={version}" if version else ""
+
+    def attribute(url: str) -> str:
+        return html.escape(url, quote=True)
+
+    return _PAGE.format(
+        title=html.escape(title),
+        css=attribute(f"{assets_url}/swagger-ui.css{query}"),
+        # Named, so that the browser does not ask the app for /favicon.ico.
+        icon=attribute(f"{assets_url}/favicon-32x32.png{query}"),
+        bundle=attribute(f"{assets_url}/swagger-ui-bundle.js{query}"),
+        initialiser=attribute(initialiser_url),
+        openapi_url=attribute(spec_url),
+        redirect_url=attribute(redirect_url or f"{assets_url}/oauth2-redirect.html"),
+    )

@@ -277,13 +277,16 @@ def test_rest_requires_the_token(app: Flask) -> None:
     assert client.post("/mcp/rest/tools/whoami", headers=headers("bad")).status_code == 401
     ok = client.post("/mcp/rest/tools/whoami", json={}, headers=headers("bob-token"))
     assert ok.status_code == 200 and ok.get_json() == {"result": "bob"}
-    assert client.get("/mcp/rest/openapi.json").status_code == 401
+    # The document is public by default (the docs page offers Authorize), a bad token refused.
+    assert client.get("/mcp/rest/openapi.json").status_code == 200
+    assert client.get("/mcp/rest/openapi.json", headers=headers("bad")).status_code == 401
     assert client.get("/mcp/rest/openapi.json", headers=headers("bob-token")).status_code == 200
 
 
-def test_rest_openapi_can_stay_public(server: MCP, make_app: t.Callable[..., Flask]) -> None:
-    app = make_app(server, MCP_AUTH_TOKENS=TOKENS, MCP_AUTH_OPENAPI=False)
-    assert app.test_client().get("/mcp/rest/openapi.json").status_code == 200
+def test_rest_openapi_can_need_the_token(server: MCP, make_app: t.Callable[..., Flask]) -> None:
+    app = make_app(server, MCP_AUTH_TOKENS=TOKENS, MCP_AUTH_OPENAPI=True)
+    assert app.test_client().get("/mcp/rest/openapi.json").status_code == 401
+    assert app.test_client().get("/mcp/rest/openapi.json", headers=headers("bob-token")).status_code == 200
     assert app.test_client().post("/mcp/rest/tools/whoami").status_code == 401
 
 

@@ -84,7 +84,7 @@ def test_the_first_server_is_the_default_and_each_is_found_by_name() -> None:
 
 
 def test_each_server_keeps_its_own_store_keys_and_rest_routes() -> None:
-    app, _, _ = two_servers()
+    app, _, _ = two_servers(ADMIN_MCP_AUTH_OPENAPI=True)
     assert state_of(app).settings.cache_config["CACHE_KEY_PREFIX"] == "flask_mcp:"
     assert state_of(app, "admin_mcp").settings.cache_config["CACHE_KEY_PREFIX"] == "flask_mcp:admin_mcp:"
     http = app.test_client()
@@ -92,6 +92,7 @@ def test_each_server_keeps_its_own_store_keys_and_rest_routes() -> None:
     assert {"/mcp/rest/tools/hello", "/mcp/rest/tools/who_serves"} <= set(public_document["paths"])
     assert not any("purge" in path for path in public_document["paths"])
     assert http.get("/admin_mcp/rest/openapi.json").status_code == 401  # ADMIN_MCP_AUTH_OPENAPI holds
+    assert http.get("/mcp/rest/openapi.json").status_code == 200  # MCP_AUTH_OPENAPI is the public server's
     answer = http.post("/admin_mcp/rest/tools/purge", json={}, headers={"Authorization": "Bearer root-token"})
     assert answer.status_code == 200 and answer.get_json() == {"result": "purged by root on admin"}
     assert http.post("/mcp/rest/tools/purge", json={}).status_code == 404

@@ -68,7 +68,7 @@ def properties() -> dict[str, t.Any]:
         ("flag", {"type": "boolean"}),
         ("tags", {"type": "array", "items": {"type": "string"}}),
         ("scores", {"type": "object", "additionalProperties": {"type": "number"}}),
-        ("maybe", {"type": ["integer", "null"]}),
+        ("maybe", {"anyOf": [{"type": "integer"}, {"type": "null"}]}),
         ("mode", {"type": "string", "enum": ["fast", "slow"]}),
         ("color", {"type": "string", "enum": ["red", "blue"]}),
         ("when", {"type": "string", "format": "date-time"}),

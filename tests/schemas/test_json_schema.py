@@ -67,9 +67,9 @@ def test_input_drops_read_only_and_output_drops_write_only() -> None:
     assert "secret" not in outbound["$defs"]["Node"]["properties"]
 
 
-def test_nullable_fields_use_type_lists() -> None:
+def test_nullable_fields_use_any_of_with_null() -> None:
     schema = schema_to_json_schema(Node)
-    assert schema["properties"]["weight"]["type"] == ["number", "null"]
+    assert schema["properties"]["weight"] == {"anyOf": [{"type": "number"}, {"type": "null"}]}
 
 
 def test_a_schema_without_fields_is_still_an_object() -> None:
@@ -93,7 +93,7 @@ def test_numbers_dumped_as_strings_are_strings_in_output() -> None:
     outbound = schema_to_json_schema(Money, "output")
     assert outbound["properties"] == {
         "amount": {"type": "string"},
-        "cents": {"type": ["string", "null"]},
+        "cents": {"anyOf": [{"type": "string"}, {"type": "null"}]},
         "count": {"type": "integer"},
     }
     assert jsonschema.Draft202012Validator(outbound).is_valid(Money().dump({"amount": 1.5, "cents": 3, "count": 1}))

@@ -130,9 +130,9 @@ def test_api_key_header_is_an_alternative(mcp: MCP, make_app: t.Callable[..., Fl
 
 
 def test_the_document_served_with_a_token(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
-    """MCP_AUTH_OPENAPI (the default) protects the document as before; a token gets the same content."""
+    """MCP_AUTH_OPENAPI protects the document; a token gets the same content."""
     register_tools(mcp)
-    app = make_app(mcp, MCP_STATELESS=True, MCP_AUTH_TOKENS=TOKENS)
+    app = make_app(mcp, MCP_STATELESS=True, MCP_AUTH_TOKENS=TOKENS, MCP_AUTH_OPENAPI=True)
     client = app.test_client()
     assert client.get("/mcp/rest/openapi.json").status_code == 401
     document = client.get("/mcp/rest/openapi.json", headers={"Authorization": "Bearer s3cr3t"}).get_json()

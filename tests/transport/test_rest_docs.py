@@ -10,8 +10,7 @@ from flask import Flask
 
 from flask_mcp import MCP
 from flask_mcp.transport import rest
-from flask_mcp.transport.openapi import swagger_ui_page
-from flask_mcp.transport.swagger_page import INITIALISER, assets_directory, assets_version
+from flask_mcp.transport.swagger_page import INITIALISER, assets_directory, assets_version, swagger_ui_page
 
 TOKENS = {"s3cr3t": "ada"}
 
@@ -62,7 +61,7 @@ def test_page_served_without_a_credential(mcp: MCP, make_app: t.Callable[..., Fl
     assert client.get("/mcp/rest/docs").status_code == 200
     assert client.get("/mcp/rest/docs/swagger-initializer.js").status_code == 200
     assert client.get("/mcp/rest/docs/swagger-ui/swagger-ui.css").status_code == 200
-    # The document itself follows MCP_AUTH_OPENAPI, as before.
+    # The document itself follows MCP_AUTH_OPENAPI (public by default).
     assert client.get("/mcp/rest/openapi.json").status_code == (401 if auth_openapi else 200)
     assert client.post("/mcp/rest/tools/add", json={"a": 1, "b": 2}).status_code == 401
 

@@ -89,12 +89,16 @@ def execute(driver: WebDriver, status: str) -> WebElement:
 
 
 def test_authorize_and_try_a_tool(browser: WebDriver, live_server: t.Callable[[Flask], LiveServer]) -> None:
-    with live_server(calculator(MCP_AUTH_OPENAPI=False)) as server:
+    """A protected app by default: the page renders its operations and offers Authorize to a browser with no token."""
+    with live_server(calculator()) as server:
         open_docs(browser, server.url)
         operation = wait(browser).until(ec.visibility_of_element_located((By.ID, ADD)))
         assert not browser.find_element(By.ID, "openapi-unauthorized").is_displayed()
+        assert browser.find_elements(By.CSS_SELECTOR, "#swagger-ui .errors-wrapper") == []
         assert "/mcp/rest/tools/add" in operation.text
         assert "Add two integers." in operation.text
+        authorize = wait(browser).until(ec.visibility_of_element_located((By.CSS_SELECTOR, ".auth-wrapper .authorize")))
+        assert "Authorize" in authorize.text
 
         operation.find_element(By.CSS_SELECTOR, ".opblock-summary-control").click()
         wait(browser).until(ec.element_to_be_clickable((By.CSS_SELECTOR, f"#{ADD} .try-out__btn"))).click()
@@ -104,7 +108,7 @@ def test_authorize_and_try_a_tool(browser: WebDriver, live_server: t.Callable[[F
         # Without a token the tool is refused: what Authorize changes next is real.
         execute(browser, "401")
 
-        browser.find_element(By.CSS_SELECTOR, ".auth-wrapper .authorize").click()
+        authorize.click()
         token_field = wait(browser).until(ec.visibility_of_element_located((By.CSS_SELECTOR, ".auth-container input")))
         token_field.send_keys(TOKEN)
         browser.find_element(By.CSS_SELECTOR, ".auth-btn-wrapper .authorize").click()
@@ -119,7 +123,7 @@ def test_authorize_and_try_a_tool(browser: WebDriver, live_server: t.Callable[[F
 
 
 def test_protected_document_page_still_loads(browser: WebDriver, live_server: t.Callable[[Flask], LiveServer]) -> None:
-    with live_server(calculator()) as server:  # MCP_AUTH_OPENAPI: the document needs a token
+    with live_server(calculator(MCP_AUTH_OPENAPI=True)) as server:  # the document needs a token
         open_docs(browser, server.url)
         note = wait(browser).until(ec.visibility_of_element_located((By.ID, "openapi-unauthorized")))
         assert "MCP_AUTH_OPENAPI = False" in note.text
