@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import typing as t
 
-from .schemas.json_schema import non_null
+from ..schemas.json_schema import non_null
 
 __all__ = ["ArgumentError", "parse_arguments"]
 

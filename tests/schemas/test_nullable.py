@@ -19,7 +19,7 @@ from flask import Flask
 from marshmallow import fields, validate
 
 from flask_mcp import MCP
-from flask_mcp.cli_arguments import parse_arguments
+from flask_mcp.cli.arguments import parse_arguments
 from flask_mcp.schemas.hints import schema_from_signature
 from flask_mcp.schemas.json_schema import non_null, portable_nulls, schema_to_json_schema
 from flask_mcp.schemas.requested import requested_schema
