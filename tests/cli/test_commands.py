@@ -176,6 +176,7 @@ def test_group_is_added_once_and_never_replaces_the_apps_own(make_app: t.Callabl
         "install",
         "list",
         "openapi",
+        "prompt",
         "read",
         "stdio",
     ]  # type: ignore[attr-defined]
