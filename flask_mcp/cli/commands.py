@@ -8,6 +8,7 @@ The extension adds the group to every app it is set up on::
     flask --app app.py mcp read notes://1
     flask --app app.py mcp prompt review code='x = 1'   # render a prompt's messages
     flask --app app.py mcp stdio                   # serve MCP on stdin/stdout
+    flask --app app.py mcp dev                     # run with reload and debugger; how to open the Inspector
     flask --app app.py mcp install claude-desktop  # the client entry that launches it
     flask --app app.py mcp openapi --format yaml   # the REST routes' OpenAPI document
     flask --app app.py mcp cgi                     # answer one CGI request
@@ -43,6 +44,7 @@ from .client import (
     request_with_rounds,
     token_option,
 )
+from .dev import dev_command
 from .inspect import inspect_command
 from .install import install_command
 from .output import NotificationPrinter, output_choice, output_options, plain_table, print_result, summary
@@ -242,6 +244,7 @@ def cgi_command() -> None:
     serve_cgi(_app())
 
 
+mcp_group.add_command(dev_command)
 mcp_group.add_command(inspect_command)
 mcp_group.add_command(install_command)
 mcp_group.add_command(prompt_command)
