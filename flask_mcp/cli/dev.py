@@ -96,7 +96,7 @@ def _banner(app: Flask, url: str) -> list[str]:
 @click.command(
     "dev",
     params=[param for param in run_command.params if param.name in _RUN_OPTIONS],
-    short_help="Run the app with the reloader and debugger, and say how to inspect it.",
+    short_help="Run the app for development, ready for the MCP Inspector.",
 )
 @click.pass_context
 def dev_command(ctx: click.Context, /, host: str, port: int, **options: t.Any) -> None:
