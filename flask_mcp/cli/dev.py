@@ -107,6 +107,11 @@ def dev_command(ctx: click.Context, /, host: str, port: int, **options: t.Any) -
     one), then serves. For development only: use a production WSGI server to
     deploy.
     """
+    if port == 0:
+        # The banner names the URL before the server binds: a port the system picks is not known yet.
+        raise click.BadParameter(
+            "give a port to listen on (the Inspector needs the endpoint's URL)", param_hint="--port"
+        )
     info = ctx.ensure_object(ScriptInfo)
     app = info.load_app()
     # What flask --debug does: the reloaded process inherits it and loads the app in debug mode.

@@ -297,6 +297,8 @@ def install_command(
     client = CLIENTS[client_name]
     if token is not None and token_env is not None:
         raise click.UsageError("give --token or --token-env, not both")
+    if token is not None and not token.strip():
+        raise click.BadParameter("an empty token", param_hint="--token")
     env = _pairs(env_pairs)
     if url is not None and env:
         raise click.UsageError("--env sets the environment of a launched command: it does not apply to --url")

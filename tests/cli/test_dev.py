@@ -91,6 +91,13 @@ def test_an_oauth_app_says_the_inspector_signs_in(
     assert "--header" not in text
 
 
+def test_a_port_the_system_would_pick_is_refused(served: list[dict[str, t.Any]]) -> None:
+    result = dev(stdio_app, "--port", "0")
+    assert result.exit_code == 2
+    assert "give a port to listen on" in result.stderr
+    assert served == []
+
+
 @pytest.mark.parametrize(
     ("host", "url"),
     [

@@ -107,6 +107,8 @@ def test_the_token_goes_into_the_stdio_entrys_environment(auth_app: Flask) -> No
     [
         (["--token", "wrong"], 1, "the token was refused"),
         (["--token", "good-token", "--token-env", "X"], 2, "not both"),
+        (["--token", ""], 2, "an empty token"),
+        (["--token", " ", "--url", "http://127.0.0.1:5000/mcp"], 2, "an empty token"),
         (["--env", "oops"], 2, "'oops' is not KEY=VALUE"),
         (["--url", "http://127.0.0.1:5000/mcp", "--env", "A=1"], 2, "does not apply to --url"),
     ],
