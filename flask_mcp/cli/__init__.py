@@ -3,9 +3,13 @@
 :mod:`~flask_mcp.cli.commands` holds the group and its commands;
 :mod:`~flask_mcp.cli.client` talks to the protocol core without HTTP,
 :mod:`~flask_mcp.cli.arguments` reads ``flask mcp call``'s arguments,
-:mod:`~flask_mcp.cli.inspect` and :mod:`~flask_mcp.cli.install` are the
-``inspect`` and ``install`` commands, and :mod:`~flask_mcp.cli.output` draws
-results, notifications and tables.
+:mod:`~flask_mcp.cli.inspect`, :mod:`~flask_mcp.cli.install` (with the
+clients it writes for, :mod:`~flask_mcp.cli.clients`),
+:mod:`~flask_mcp.cli.prompt` and :mod:`~flask_mcp.cli.dev` are the
+``inspect``, ``install``, ``prompt`` and ``dev`` commands,
+:mod:`~flask_mcp.cli.protection` tells what a client needs to reach a
+protected app, and :mod:`~flask_mcp.cli.output` draws results,
+notifications, tables and warnings.
 """
 
 from __future__ import annotations

@@ -6,12 +6,14 @@ The extension adds the group to every app it is set up on::
     flask --app app.py mcp inspect                 # the same, with their schemas
     flask --app app.py mcp call add a=1 b=2        # or one JSON object: '{"a": 1, "b": 2}'
     flask --app app.py mcp read notes://1
+    flask --app app.py mcp prompt review code='x = 1'   # render a prompt's messages
     flask --app app.py mcp stdio                   # serve MCP on stdin/stdout
+    flask --app app.py mcp dev                     # run with reload and debugger; how to open the Inspector
     flask --app app.py mcp install claude-desktop  # the client entry that launches it
     flask --app app.py mcp openapi --format yaml   # the REST routes' OpenAPI document
     flask --app app.py mcp cgi                     # answer one CGI request
 
-``list``, ``inspect``, ``call`` and ``read`` talk to the protocol core
+``list``, ``inspect``, ``call``, ``read`` and ``prompt`` talk to the protocol core
 directly, without HTTP (:mod:`flask_mcp.cli.client`); a running handler's
 progress and log messages are drawn on stderr (:mod:`flask_mcp.cli.output`).
 """
@@ -42,10 +44,12 @@ from .client import (
     request_with_rounds,
     token_option,
 )
+from .dev import dev_command
 from .inspect import inspect_command
 from .install import install_command
 from .output import NotificationPrinter, output_choice, output_options, plain_table, print_result, summary
 from .output import strip_help_markup as _strip_help_markup
+from .prompt import prompt_command
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -240,7 +244,9 @@ def cgi_command() -> None:
     serve_cgi(_app())
 
 
+mcp_group.add_command(dev_command)
 mcp_group.add_command(inspect_command)
 mcp_group.add_command(install_command)
+mcp_group.add_command(prompt_command)
 # Docstrings are reST for the API documentation; --help shows them as plain text.
 _strip_help_markup(mcp_group)

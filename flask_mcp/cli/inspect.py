@@ -129,11 +129,22 @@ def _permissions(server: Server, kind: str, item: dict[str, t.Any]) -> tuple[str
     return ", ".join(repr(rule) for rule in rules), list(dict.fromkeys(scopes))
 
 
-def _hints(annotations: t.Any) -> str:
-    """The tool annotation hints that are true, e.g. ``readOnly, idempotent``."""
-    if not isinstance(annotations, dict):
-        return "-"
-    names = [key.removesuffix("Hint") for key, value in annotations.items() if key.endswith("Hint") and value is True]
+def _hints(tool: dict[str, t.Any]) -> str:
+    """The tool's annotation hints that are true and its task support, e.g. ``readOnly, task: optional``.
+
+    Task support is shown as the descriptor states it (``execution.taskSupport``);
+    a descriptor without one is ``forbidden`` by the protocol's default, and says nothing.
+    """
+    annotations = tool.get("annotations")
+    names = (
+        [key.removesuffix("Hint") for key, value in annotations.items() if key.endswith("Hint") and value is True]
+        if isinstance(annotations, dict)
+        else []
+    )
+    execution = tool.get("execution")
+    support = execution.get("taskSupport") if isinstance(execution, dict) else None
+    if isinstance(support, str):
+        names.append(f"task: {support}")
     return ", ".join(names) or "-"
 
 
@@ -147,7 +158,7 @@ def _rows(server: Server, kind: str, items: list[dict[str, t.Any]]) -> tuple[tup
                 x["name"],
                 schema_summary(x.get("inputSchema")),
                 schema_summary(x.get("outputSchema")),
-                _hints(x.get("annotations")),
+                _hints(x),
             )
             for x in items
         ]

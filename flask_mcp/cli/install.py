@@ -13,70 +13,42 @@ client can start it from any directory; a token goes into the entry's
 environment as ``FLASK_MCP_TOKEN``. With ``--url`` the entry points at the
 running HTTP endpoint, a token going into an ``Authorization`` header.
 
-Each client has its own file and layout (:data:`CLIENTS`). ``--write``
-merges the entry into that file (``--config-file`` names another), keeping
-the other servers and the previous file as ``<file>.bak``.
+``--token-env NAME`` writes a reference to the variable ``NAME`` in the
+client's own syntax (:mod:`flask_mcp.cli.clients`), never the token: the
+client reads the variable when it starts the server. An app that requires a
+token, given none, gets a warning saying what to pass, or that the client
+signs in by itself (:mod:`flask_mcp.cli.protection`).
+
+Each client has its own file and layout (:data:`~flask_mcp.cli.clients.CLIENTS`).
+``--write`` merges the entry into that file (``--config-file`` names another),
+keeping the other servers and the previous file as ``<file>.bak``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import re
-import shlex
 import sys
 import tempfile
 import typing as t
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import click
 from flask import current_app
 from flask.cli import ScriptInfo, with_appcontext
 
-from ..auth.local import TOKEN_ENV
 from ..globals import state_of
+from . import output
 from .client import caller
+from .clients import CLIENTS, Client, claude_code_command, server_entry
+from .protection import Protection, protection_of
 
 if t.TYPE_CHECKING:
     from flask import Flask
 
-__all__ = ["CLIENTS", "Client", "app_argument", "install_command", "server_entry"]
-
-
-def _claude_desktop_file() -> Path:
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
-    if sys.platform == "win32":
-        appdata = os.environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
-        return Path(appdata) / "Claude" / "claude_desktop_config.json"
-    return Path.home() / ".config" / "Claude" / "claude_desktop_config.json"
-
-
-@dataclasses.dataclass(frozen=True)
-class Client:
-    """How one client configures MCP servers."""
-
-    #: The member of the file that maps server names to entries.
-    key: str
-    #: The file ``--write`` merges into, when ``--config-file`` names none.
-    file: t.Callable[[], Path] | None
-    #: Whether entries name their transport (``"type": "stdio"`` / ``"http"``).
-    typed: bool = False
-    #: Whether the client's file holds stdio entries only (HTTP goes through the mcp-remote bridge).
-    stdio_only: bool = False
-
-
-#: The clients ``install`` knows; ``print`` is the common ``mcpServers`` layout.
-CLIENTS: dict[str, Client] = {
-    "claude-desktop": Client("mcpServers", _claude_desktop_file, stdio_only=True),
-    "cursor": Client("mcpServers", lambda: Path.home() / ".cursor" / "mcp.json"),
-    "vscode": Client("servers", lambda: Path.cwd() / ".vscode" / "mcp.json", typed=True),
-    "claude-code": Client("mcpServers", lambda: Path.cwd() / ".mcp.json", typed=True),
-    "print": Client("mcpServers", None),
-}
+__all__ = ["app_argument", "install_command", "merge_into"]
 
 
 def _importable(target: str) -> str:
@@ -114,51 +86,6 @@ def app_argument(app: Flask, import_path: str | None) -> str:
         if any(callable(getattr(module_object, name, None)) for name in ("create_app", "make_app")):
             return _importable(app.import_name)
     raise click.UsageError("cannot tell how to import the app: give its import path with --app (as to flask --app)")
-
-
-def server_entry(
-    client: Client, *, app_arg: str | None = None, url: str | None = None, token: str | None, env: dict[str, str]
-) -> dict[str, t.Any]:
-    """The server entry of *client*: launching ``flask mcp stdio`` (*app_arg*), or reaching *url*."""
-    if url is None:
-        entry: dict[str, t.Any] = {"type": "stdio"} if client.typed else {}
-        entry["command"] = os.path.abspath(sys.executable)  # not resolved: a venv's python is a symlink
-        entry["args"] = ["-m", "flask", "--app", t.cast(str, app_arg), "mcp", "stdio"]
-        environment = {**env, **({TOKEN_ENV: token} if token else {})}
-        if environment:
-            entry["env"] = environment
-        return entry
-    if client.stdio_only:
-        # Claude Desktop's file launches commands only; mcp-remote bridges stdio to HTTP.
-        args = ["-y", "mcp-remote", url]
-        parts = urlsplit(url)
-        if parts.scheme == "http" and parts.hostname not in ("localhost", "127.0.0.1", "::1"):
-            args.append("--allow-http")
-        entry = {"command": "npx", "args": args}
-        if token:
-            # No space in the argument: some clients split arguments on spaces (mcp-remote's advice).
-            args += ["--header", "Authorization:${AUTH_HEADER}"]
-            entry["env"] = {"AUTH_HEADER": f"Bearer {token}"}
-        return entry
-    entry = {"type": "http"} if client.typed else {}
-    entry["url"] = url
-    if token:
-        entry["headers"] = {"Authorization": f"Bearer {token}"}
-    return entry
-
-
-def claude_code_command(name: str, entry: dict[str, t.Any]) -> str:
-    """The ``claude mcp add`` command line that adds *entry* (a typed entry) to Claude Code."""
-    if entry["type"] == "http":
-        words = ["claude", "mcp", "add", "--transport", "http", name, entry["url"]]
-        for header, value in entry.get("headers", {}).items():
-            words += ["--header", f"{header}: {value}"]
-        return shlex.join(words)
-    words = ["claude", "mcp", "add", "--transport", "stdio", name]
-    for key, value in entry.get("env", {}).items():
-        words += ["--env", f"{key}={value}"]
-    # "--" ends claude's options (--env takes several values): the rest is the command.
-    return shlex.join([*words, "--", entry["command"], *entry["args"]])
 
 
 def merge_into(path: Path, key: str, name: str, entry: dict[str, t.Any], secret: bool) -> bool:
@@ -233,15 +160,67 @@ def _import_path(ctx: click.Context) -> str | None:
     return info.app_import_path if info is not None else None
 
 
-def _token(token: str | None, token_env: str | None) -> str | None:
-    if token is not None and token_env is not None:
-        raise click.UsageError("give --token or --token-env, not both")
-    if token_env is None:
-        return token
-    value = os.environ.get(token_env)
-    if not value:
-        raise click.BadParameter(f"the environment variable {token_env} is not set", param_hint="--token-env")
-    return value
+def _reference(client: Client, name: str) -> str:
+    """The reference to the variable *name* in *client*'s file, or a usage error saying why there is none."""
+    try:
+        return client.reference(name)
+    except ValueError as exc:
+        if client.env_reference is not None:
+            raise click.BadParameter(str(exc), param_hint="--token-env") from None
+        raise click.BadParameter(
+            f"{exc}, and starts a server with a few of its own variables only (HOME, PATH, USER...): "
+            f"a reference to ${name} would reach the server empty. Give the token with --token "
+            "(the file then holds it, readable by you only), or install for a client that expands "
+            "variables (cursor, vscode, claude-code)",
+            param_hint="--token-env",
+        ) from None
+
+
+def _check_stdio_token(app: Flask, token: str | None, token_env: str | None) -> None:
+    """Refuse now a token the app would refuse when the client starts the server."""
+    value = token if token is not None else (os.environ.get(token_env) if token_env is not None else None)
+    if value:
+        caller(app, value)
+    elif token_env is not None and state_of(app).auth is None:
+        raise click.ClickException("the app has no authentication configured (MCP_AUTH_*): it takes no token")
+
+
+def _advise_without_token(client_name: str, client: Client, protection: Protection, stdio: bool) -> None:
+    """Say what an entry without a token needs for an app that requires one."""
+    how = "Pass --token-env VAR (the entry then refers to the variable holding the token) or --token TOKEN"
+    if stdio:
+        if protection.local_principal:
+            return  # the launched process serves MCP_LOCAL_PRINCIPAL
+        signing_in = (
+            f" Stdio has no OAuth sign-in: to let {client.title} sign in through the app's authorization "
+            "server, run the app and install with --url."
+            if protection.oauth
+            else ""
+        )
+        output.warn(
+            "this app requires a bearer token, and the entry gives none: the server it launches serves "
+            f"no caller, so every call its permissions protect is refused. {how}, or set "
+            f"MCP_LOCAL_PRINCIPAL for a trusted local process.{signing_in}"
+        )
+        return
+    servers = ", ".join(protection.authorization_servers)
+    if not protection.oauth:
+        output.warn(
+            f"this app requires a bearer token, and the entry sends none: {client.title} will be refused "
+            f"(401) on every request. {how}."
+        )
+    elif client_name == "print":
+        output.advise(
+            f"this app signs clients in with OAuth ({servers}): a client that supports MCP's OAuth sign-in "
+            f"needs no token. For another, {how[0].lower()}{how[1:]}."
+        )
+    else:
+        bridge = " (through mcp-remote)" if client.stdio_only else ""
+        output.advise(
+            f"this app signs clients in with OAuth ({servers}): {client.title}{bridge} opens a browser to "
+            "sign in the first time it connects, so the entry needs no token. For a fixed token instead, "
+            "pass --token-env VAR."
+        )
 
 
 @click.command("install", short_help="Print or write a client's entry for this server.")
@@ -258,9 +237,14 @@ def _token(token: str | None, token_env: str | None) -> str | None:
     "--token",
     default=None,
     metavar="TOKEN",
-    help="The caller's token: FLASK_MCP_TOKEN of the stdio entry, or a Bearer header.",
+    help="The caller's token, written as is: FLASK_MCP_TOKEN of the stdio entry, or a Bearer header.",
 )
-@click.option("--token-env", default=None, metavar="VAR", help="Read the token from this environment variable instead.")
+@click.option(
+    "--token-env",
+    default=None,
+    metavar="VAR",
+    help="Write a reference to the environment variable VAR instead of a token; the client reads it at start.",
+)
 @click.option(
     "--env",
     "env_pairs",
@@ -303,36 +287,57 @@ def install_command(
 
     CLIENT is claude-desktop, cursor, vscode (.vscode/mcp.json), claude-code
     (a `claude mcp add` command line; .mcp.json with --write) or print (the
-    common mcpServers layout). Output holding a token is printed as is, with
-    a warning on stderr.
+    common mcpServers layout). With --token-env VAR the entry refers to the
+    variable in the client's syntax (${env:VAR}, ${VAR}) and never holds the
+    token. Output holding a token (--token) is printed as is, with a warning
+    on stderr; an app that requires a token, given none, gets a warning
+    saying what to pass.
     """
     app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
     client = CLIENTS[client_name]
-    secret = _token(token, token_env)
+    if token is not None and token_env is not None:
+        raise click.UsageError("give --token or --token-env, not both")
+    if token is not None and not token.strip():
+        raise click.BadParameter("an empty token", param_hint="--token")
     env = _pairs(env_pairs)
     if url is not None and env:
         raise click.UsageError("--env sets the environment of a launched command: it does not apply to --url")
+    # What the entry holds: the token itself, or a reference the client expands.
+    written = _reference(client, token_env) if token_env is not None else token
     app_arg = None
     if url is None:
         app_arg = app_argument(app, app_path or _import_path(ctx))
-        if secret:
-            caller(app, secret)  # a refused token stops here, not in the client at start
+        _check_stdio_token(app, token, token_env)  # a refused token stops here, not in the client at start
     name = name or state_of(app).server.name
-    entry = server_entry(client, app_arg=app_arg, url=url, token=secret, env=env)
+    entry = server_entry(client, app_arg=app_arg, url=url, token=written, env=env)
+    secret = token is not None
     if write:
         path = config_file or (client.file() if client.file is not None else None)
         if path is None:
             raise click.UsageError("print has no file of its own: give --config-file, or name a client")
-        replaced = merge_into(path, client.key, name, entry, bool(secret))
+        replaced = merge_into(path, client.key, name, entry, secret)
         click.echo(f"{'Replaced' if replaced else 'Added'} the server {name!r} in {path}")
         if secret:
-            click.echo(f"Warning: {path} holds the token in clear text; keep it out of version control.", err=True)
-        return
-    if client_name == "claude-code":
-        click.echo(claude_code_command(name, entry))
+            output.warn(f"{path} holds the token in clear text; keep it out of version control.")
     else:
-        click.echo(json.dumps({client.key: {name: entry}}, indent=2, ensure_ascii=False))
-        if client.file is not None:
-            click.echo(f"Merge it into {client.file()}, or run again with --write.", err=True)
-    if secret:
-        click.echo("Warning: the output above holds the token in clear text; keep it private.", err=True)
+        if client_name == "claude-code":
+            # Claude Code expands ${VAR} in the project's .mcp.json: a reference goes there.
+            click.echo(claude_code_command(name, entry, project=token_env is not None))
+        else:
+            click.echo(json.dumps({client.key: {name: entry}}, indent=2, ensure_ascii=False))
+            if client.file is not None:
+                output.advise(f"merge it into {client.file()}, or run again with --write.")
+        if secret:
+            output.warn("the output above holds the token in clear text; keep it private.")
+    if token_env is not None:
+        if client_name == "print":
+            output.advise(
+                f"the entry refers to ${token_env} as {written}: check that your client expands environment "
+                "variables in its configuration (Cursor and VS Code write ${env:NAME}: install for them by name)."
+            )
+        if not os.environ.get(token_env):
+            output.advise(f"{token_env} is not set here: {client.title} must find it in its environment at start.")
+    elif token is None:
+        protection = protection_of(app)
+        if protection.token_required:
+            _advise_without_token(client_name, client, protection, stdio=url is None)

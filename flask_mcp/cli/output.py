@@ -25,6 +25,7 @@ from rich.text import Text
 __all__ = [
     "LEVEL_STYLES",
     "NotificationPrinter",
+    "advise",
     "colour_wanted",
     "output_choice",
     "output_options",
@@ -35,6 +36,7 @@ __all__ = [
     "stdout_is_terminal",
     "strip_help_markup",
     "summary",
+    "warn",
 ]
 
 #: Longest description shown in a table cell.
@@ -70,6 +72,24 @@ def stdout_is_terminal() -> bool:
 def colour_wanted(terminal: bool) -> bool:
     """Colours for a terminal, unless ``NO_COLOR`` is set to anything but the empty string."""
     return terminal and not os.environ.get("NO_COLOR")
+
+
+# -- warnings and advice -----------------------------------------------------------
+
+
+def _on_stderr(label: str, style: dict[str, t.Any], text: str) -> None:
+    head = click.style(label, **style) if colour_wanted(stderr_is_terminal()) else label
+    click.echo(f"{head} {text}", err=True)
+
+
+def warn(text: str) -> None:
+    """Tell the user on stderr that what the command did will not work as it stands (``Warning:``, yellow)."""
+    _on_stderr("Warning:", {"fg": "yellow", "bold": True}, text)
+
+
+def advise(text: str) -> None:
+    """Tell the user on stderr what to do next (``Note:``, cyan)."""
+    _on_stderr("Note:", {"fg": "cyan", "bold": True}, text)
 
 
 # -- call output choices -------------------------------------------------------------

@@ -172,10 +172,12 @@ def test_group_is_added_once_and_never_replaces_the_apps_own(make_app: t.Callabl
     assert sorted(other.cli.commands["mcp"].commands) == [
         "call",
         "cgi",
+        "dev",
         "inspect",
         "install",
         "list",
         "openapi",
+        "prompt",
         "read",
         "stdio",
     ]  # type: ignore[attr-defined]

@@ -187,3 +187,28 @@ def test_inspect_follows_the_caller(make_app: t.Callable[..., Flask], mcp: MCP) 
 )
 def test_schema_summary(schema: t.Any, summary: str) -> None:
     assert schema_summary(schema) == summary
+
+
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+def test_inspect_hints_show_task_support(make_app: t.Callable[..., Flask], mcp: MCP, era: str) -> None:
+    @mcp.tool(task="required", annotations={"readOnlyHint": True})
+    def export(table: str) -> str:
+        """Export a table, as a task."""
+        return table
+
+    @mcp.tool(task="optional")
+    def count(table: str) -> int:
+        """Count rows, as a task or not."""
+        return len(table)
+
+    @mcp.tool
+    def ping() -> str:
+        """Answer at once."""
+        return "pong"
+
+    result = make_app(mcp).test_cli_runner().invoke(args=["mcp", "inspect", "--era", era])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.split("\n\n")[0].splitlines()
+    hints = lines[1].index("HINTS")
+    column = {line.split()[0]: line[hints:].split("  ")[0] for line in lines[2:]}
+    assert column == {"export": "readOnly, task: required", "count": "task: optional", "ping": "-"}

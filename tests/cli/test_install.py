@@ -15,7 +15,7 @@ from flask import Flask
 from flask.cli import ScriptInfo
 
 from flask_mcp import MCP
-from flask_mcp.cli.install import CLIENTS
+from flask_mcp.cli.clients import CLIENTS
 
 from ..stdio_app import app as stdio_app
 
@@ -102,19 +102,13 @@ def test_the_token_goes_into_the_stdio_entrys_environment(auth_app: Flask) -> No
     assert "holds the token in clear text" in result.stderr
 
 
-def test_token_env_reads_the_token_from_the_environment(auth_app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SHOP_TOKEN", "good-token")
-    result = install("vscode", "--token-env", "SHOP_TOKEN", "--app", "tests.stdio_app:app", app=auth_app)
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["servers"]["secured"]["env"] == {"FLASK_MCP_TOKEN": "good-token"}
-
-
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
         (["--token", "wrong"], 1, "the token was refused"),
-        (["--token-env", "NO_SUCH_VARIABLE"], 2, "NO_SUCH_VARIABLE is not set"),
         (["--token", "good-token", "--token-env", "X"], 2, "not both"),
+        (["--token", ""], 2, "an empty token"),
+        (["--token", " ", "--url", "http://127.0.0.1:5000/mcp"], 2, "an empty token"),
         (["--env", "oops"], 2, "'oops' is not KEY=VALUE"),
         (["--url", "http://127.0.0.1:5000/mcp", "--env", "A=1"], 2, "does not apply to --url"),
     ],
