@@ -219,7 +219,12 @@ class Tasks(ClientExtension):
         self, session: ClientSession, name: str, arguments: dict[str, t.Any] | None, timeout: float | None
     ) -> types.CallToolResult:
         """Ask for a 2025-11-25 task, poll it, and fetch its end with ``tasks/result``."""
-        raw = await _create_handshake_task(session, name, arguments, self.ttl_ms, timeout)
+        raw = await self._created(
+            lambda: _create_handshake_task(session, name, arguments, self.ttl_ms, timeout),
+            lambda raw: (
+                self._cancel(session, _handshake_cancel(raw["task"]["taskId"])) if "task" in raw else _nothing()
+            ),
+        )
         if "task" not in raw:  # the server ran the call in its request after all
             return types.CallToolResult.model_validate(raw, by_name=False)
         created = types.CreateTaskResult.model_validate(raw, by_name=False).task
@@ -256,12 +261,52 @@ class Tasks(ClientExtension):
                 return result
         except BaseException:
             if not ended:
-                await self._cancel(
-                    session, types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
-                )
+                await self._cancel(session, _handshake_cancel(task_id))
             raise
 
     # -- shared ----------------------------------------------------------------------------------
+
+    async def _created(
+        self,
+        create: t.Callable[[], t.Awaitable[dict[str, t.Any]]],
+        cancel: t.Callable[[dict[str, t.Any]], t.Awaitable[None]],
+    ) -> dict[str, t.Any]:
+        """*create*'s answer, the request that makes a task.
+
+        A caller that stops waiting meanwhile still waits for the answer
+        (``cancel_grace`` seconds at most) and cancels the task it made, which
+        would otherwise run on with nobody to know its id.
+        """
+        shield = anyio.CancelScope(shield=True)
+        answers: list[dict[str, t.Any]] = []
+        failures: list[Exception] = []
+        done = anyio.Event()
+        abandoned = False
+
+        async def run() -> None:
+            try:
+                with shield:
+                    answers.append(await create())
+                    if abandoned:
+                        await cancel(answers[0])
+            except Exception as failure:  # raised to the caller as it is, not in the group's ExceptionGroup
+                failures.append(failure)
+            finally:
+                done.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            try:
+                await done.wait()
+            except anyio.get_cancelled_exc_class():
+                abandoned = True
+                shield.deadline = anyio.current_time() + self.cancel_grace
+                if answers:  # answered just before the cancellation, so run() cancelled nothing
+                    await cancel(answers[0])
+                raise
+        if failures:
+            raise failures[0]
+        return answers[0]
 
     def _interval(self, milliseconds: int | None) -> float:
         """Seconds until the next poll: the server's interval, within this extension's bounds."""
@@ -280,6 +325,14 @@ class Tasks(ClientExtension):
                 await session.send_request(request, types.Result)
             except Exception:  # the connection may be closing: the task then ends by its ttl
                 logger.debug("could not cancel a task the caller stopped waiting for", exc_info=True)
+
+
+def _handshake_cancel(task_id: str) -> types.CancelTaskRequest:
+    return types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
+
+
+async def _nothing() -> None:
+    return None
 
 
 def _ended_modern(task: DetailedTask) -> types.CallToolResult:

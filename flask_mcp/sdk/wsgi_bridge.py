@@ -17,7 +17,6 @@ which then finds no reader.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import threading
 import typing as t
@@ -30,7 +29,6 @@ from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIApplication
-    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 __all__ = ["WSGIBridge"]
 
@@ -57,12 +55,11 @@ _Item = _Head | bytes | _End | BaseException
 class _Body(httpx2.AsyncByteStream):
     """The body of one response, as the app's thread yields it."""
 
-    def __init__(self, receive: MemoryObjectReceiveStream[_Item], exchange: _Exchange) -> None:
-        self._receive = receive
+    def __init__(self, exchange: _Exchange) -> None:
         self._exchange = exchange
 
     async def __aiter__(self) -> t.AsyncIterator[bytes]:
-        async for item in self._receive:
+        async for item in self._exchange.receive:
             if isinstance(item, _End):
                 return
             if isinstance(item, BaseException):
@@ -71,40 +68,70 @@ class _Body(httpx2.AsyncByteStream):
                 yield item
 
     async def aclose(self) -> None:
-        # The app's thread finds no reader at its next chunk and closes the body there.
-        await self._receive.aclose()
-        self._exchange.closed.set()
+        await self._exchange.close()
 
 
 class _Exchange:
-    """One request handed to the app in a thread, and its way back."""
+    """One request handed to the app in a thread of its own, and its way back.
 
-    def __init__(self, app: WSGIApplication, environ: dict[str, t.Any], send: MemoryObjectSendStream[_Item]) -> None:
+    The thread hands each item to the event loop that asked
+    (``anyio.from_thread``), which then has to run. Once the client closes
+    the response, no hand-off starts any more, and :meth:`close` waits on
+    the loop for the one under way: a thread never waits on a loop that
+    stopped running (between two tests, say) for a reader that is gone.
+    """
+
+    def __init__(self, app: WSGIApplication, environ: dict[str, t.Any]) -> None:
         self.app = app
         self.environ = environ
-        self.send = send
+        self.send, self.receive = anyio.create_memory_object_stream[_Item](BUFFERED_CHUNKS)
         self.token = anyio.lowlevel.current_token()
-        self.closed = threading.Event()
         self.thread = threading.Thread(target=self.run, name=f"{THREAD_NAME}-{next(_numbers)}", daemon=True)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._handing = 0
+        self._handed: anyio.Event | None = None
 
     def put(self, item: _Item) -> bool:
-        """Hand *item* to the client; ``False`` once nobody reads (the response closed, or the loop ended)."""
-        if self.closed.is_set():
-            return False
+        """Hand *item* to the client (in the app's thread); ``False`` once nobody reads."""
+        with self._lock:
+            if self._closed:
+                return False
+            self._handing += 1
         try:
-            anyio.from_thread.run(self.send.send, item, token=self.token)
+            anyio.from_thread.run(self._deliver, item, token=self.token)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, RuntimeError):
             # RuntimeError: the event loop that asked is gone.
-            self.closed.set()
+            with self._lock:
+                self._closed = True
             return False
         return True
+
+    async def _deliver(self, item: _Item) -> None:
+        try:
+            await self.send.send(item)
+        finally:
+            with self._lock:
+                self._handing -= 1
+                handed = self._handed if self._handing == 0 else None
+            if handed is not None:
+                handed.set()
+
+    async def close(self) -> None:
+        """Nobody reads any more (on the event loop): end the hand-offs; the app's thread ends at its next chunk."""
+        with self._lock:
+            self._closed = True
+            handed = self._handed = anyio.Event() if self._handing else None
+        await self.receive.aclose()  # a hand-off under way now fails at once
+        if handed is not None:
+            await handed.wait()
+        self.send.close()
 
     def run(self) -> None:
         try:
             body, status, headers = run_wsgi_app(self.app, self.environ, buffered=False)
         except BaseException as exc:  # the app raised (TESTING propagates exceptions): the caller sees it
             self.put(exc)
-            self._close_send()
             return
         try:
             if not self.put(_Head(int(status.split(" ", 1)[0]), list(headers.items()))):
@@ -119,11 +146,6 @@ class _Exchange:
             close = getattr(body, "close", None)
             if close is not None:
                 close()  # WSGI: the server closes the body, which ends Flask's contexts and stream hooks
-            self._close_send()
-
-    def _close_send(self) -> None:
-        with contextlib.suppress(RuntimeError):  # the event loop is gone, and the stream with it
-            anyio.from_thread.run_sync(self.send.close, token=self.token)
 
 
 class WSGIBridge(httpx2.AsyncBaseTransport):
@@ -156,19 +178,17 @@ class WSGIBridge(httpx2.AsyncBaseTransport):
             environ = builder.get_environ()
         finally:
             builder.close()
-        send, receive = anyio.create_memory_object_stream[_Item](BUFFERED_CHUNKS)
-        exchange = _Exchange(self.app, environ, send)
+        exchange = _Exchange(self.app, environ)
         exchange.thread.start()
         try:
-            first = await receive.receive()
-        except anyio.EndOfStream:
-            raise httpx2.RemoteProtocolError("the app answered nothing", request=request) from None
+            first = await exchange.receive.receive()
         except BaseException:
-            await receive.aclose()
-            exchange.closed.set()
+            await exchange.close()
             raise
         if isinstance(first, BaseException):
-            await receive.aclose()
+            await exchange.close()
             raise first
-        head = t.cast(_Head, first)
-        return httpx2.Response(head.status, headers=head.headers, stream=_Body(receive, exchange), request=request)
+        if not isinstance(first, _Head):
+            await exchange.close()
+            raise httpx2.RemoteProtocolError("the app answered without a status", request=request)
+        return httpx2.Response(first.status, headers=first.headers, stream=_Body(exchange), request=request)
