@@ -236,7 +236,8 @@ async def test_a_failed_task_raises_its_error_and_a_tools_error_is_its_result(ap
     async with connect(app, mode=mode, extensions=[tasks]) as client:
         with pytest.raises(MCPError) as failed:
             await tasks.call_tool(client, "burn", {})
-        assert (failed.value.code, failed.value.message, failed.value.error.data) == (-32010, "out of beans", {"beans": 0})
+        error = failed.value.error
+        assert (error.code, error.message, error.data) == (-32010, "out of beans", {"beans": 0})
         spilled = await tasks.call_tool(client, "spill", {})
         assert spilled.is_error is True and "the cup fell" in spilled.content[0].text  # type: ignore[union-attr]
 

@@ -100,9 +100,7 @@ def anyio_backend() -> str:
 async def test_a_request_reaches_the_app_and_its_response_comes_back(app: Flask) -> None:
     bridge = WSGIBridge(app, environ={"REMOTE_ADDR": "10.1.2.3"})
     async with httpx2.AsyncClient(transport=bridge) as http:
-        response = await http.post(
-            "http://shop.test/echo/ada?x=1&y=two", json={"a": [1, 2]}, headers={"X-Test": "yes"}
-        )
+        response = await http.post("http://shop.test/echo/ada?x=1&y=two", json={"a": [1, 2]}, headers={"X-Test": "yes"})
     assert response.status_code == 201 and response.headers["X-Answer"] == "42"
     assert response.json() == {
         "name": "ada",
@@ -116,25 +114,29 @@ async def test_a_request_reaches_the_app_and_its_response_comes_back(app: Flask)
 
 async def test_a_streamed_body_comes_chunk_by_chunk_in_one_request_context(app: Flask, gates: Gates) -> None:
     """The second chunk is yielded only once the client has the first: a buffered body would never end."""
-    async with httpx2.AsyncClient(transport=WSGIBridge(app)) as http:
-        async with http.stream("GET", "http://localhost/slow?n=7") as response:
-            lines = response.aiter_lines()
-            with anyio.fail_after(10):
-                assert await anext(lines) == "first 7"
-            gates.release.set()
-            with anyio.fail_after(10):
-                assert [line async for line in lines] == ["second 7"]
+    async with (
+        httpx2.AsyncClient(transport=WSGIBridge(app)) as http,
+        http.stream("GET", "http://localhost/slow?n=7") as response,
+    ):
+        lines = response.aiter_lines()
+        with anyio.fail_after(10):
+            assert await anext(lines) == "first 7"
+        gates.release.set()
+        with anyio.fail_after(10):
+            assert [line async for line in lines] == ["second 7"]
 
 
 async def test_a_response_closed_early_closes_the_apps_body_and_its_thread_ends(
     app: Flask, gates: Gates, closed: threading.Event
 ) -> None:
     before = bridge_threads()
-    async with httpx2.AsyncClient(transport=WSGIBridge(app)) as http:
-        async with http.stream("GET", "http://localhost/endless") as response:
-            async for chunk in response.aiter_bytes():
-                assert chunk.startswith(b"tick")
-                break
+    async with (
+        httpx2.AsyncClient(transport=WSGIBridge(app)) as http,
+        http.stream("GET", "http://localhost/endless") as response,
+    ):
+        async for chunk in response.aiter_bytes():
+            assert chunk.startswith(b"tick")
+            break
     assert await anyio.to_thread.run_sync(closed.wait, 10)
     assert await anyio.to_thread.run_sync(ended, bridge_threads() - before)
 
@@ -166,10 +168,12 @@ def test_a_thread_never_waits_on_an_event_loop_that_stopped_running(app: Flask, 
     before = bridge_threads()
 
     async def first_chunk() -> bytes:
-        async with httpx2.AsyncClient(transport=WSGIBridge(app)) as http:
-            async with http.stream("GET", "http://localhost/endless") as response:
-                async for chunk in response.aiter_bytes():
-                    return chunk
+        async with (
+            httpx2.AsyncClient(transport=WSGIBridge(app)) as http,
+            http.stream("GET", "http://localhost/endless") as response,
+        ):
+            async for chunk in response.aiter_bytes():
+                return chunk
         raise AssertionError("no chunk")
 
     with asyncio.Runner() as runner:
