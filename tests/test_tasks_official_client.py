@@ -1,7 +1,7 @@
 """Tasks with the official Python client (``mcp==2.3.0``), in both eras, over real HTTP.
 
 2026-07-28: the SDK ships no tasks extension; flask_mcp ships one, built on
-the SDK's own extension API (:class:`flask_mcp.sdk.Tasks`): it advertises
+the SDK's own extension API (:class:`flask_mcp.sdk.TasksExtension`): it advertises
 ``io.modelcontextprotocol/tasks``, claims the ``resultType: "task"`` answer
 of ``tools/call`` and resolves it by polling ``tasks/get`` (with
 ``Mcp-Name``, as the SDK sends for tasks methods) until the task ends,
@@ -31,7 +31,7 @@ from pydantic import TypeAdapter
 
 from flask_mcp import MCP, Context
 from flask_mcp.core.tasks import RELATED_TASK
-from flask_mcp.sdk import TaskCancelledError, Tasks, TaskUpdate
+from flask_mcp.sdk import TaskCancelledError, TasksExtension, TaskUpdate
 
 from .conftest import Gates
 
@@ -74,7 +74,7 @@ class UpdateTask(types.Request[UpdateParams, t.Literal["tasks/update"]]):
 
 
 class Statuses:
-    """What :class:`~flask_mcp.sdk.Tasks` reports of each poll, and the ids of the tasks it followed."""
+    """What :class:`~flask_mcp.sdk.TasksExtension` reports of each poll, and the ids of the tasks it followed."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, str | None]] = []
@@ -150,7 +150,7 @@ async def until(client: Client, task_id: str, done: t.Callable[[dict[str, t.Any]
 
 async def test_the_official_client_follows_a_task_to_its_result(url: str, gates: Gates) -> None:
     statuses = Statuses()
-    tasks = Tasks(on_status=statuses)
+    tasks = TasksExtension(on_status=statuses)
     results: list[types.CallToolResult] = []
     async with connect(url, "2026-07-28", extensions=[tasks]) as client:
 
@@ -170,7 +170,7 @@ async def test_the_official_client_follows_a_task_to_its_result(url: str, gates:
 
 async def test_the_official_client_answers_a_tasks_question(url: str) -> None:
     statuses = Statuses()
-    tasks = Tasks(on_status=statuses)
+    tasks = TasksExtension(on_status=statuses)
 
     async def elicitation(context: t.Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         return types.ElicitResult(action="accept", content={"ok": True})
@@ -183,7 +183,7 @@ async def test_the_official_client_answers_a_tasks_question(url: str) -> None:
 
 async def test_the_official_client_cancels_a_running_task_and_sees_only_its_own(url: str, gates: Gates) -> None:
     statuses = Statuses()
-    async with connect(url, "2026-07-28", extensions=[Tasks(on_status=statuses)]) as ada:
+    async with connect(url, "2026-07-28", extensions=[TasksExtension(on_status=statuses)]) as ada:
 
         async def call() -> None:
             with pytest.raises(TaskCancelledError):  # cancelled by someone else than the waiting caller
@@ -194,7 +194,7 @@ async def test_the_official_client_cancels_a_running_task_and_sees_only_its_own(
             with anyio.fail_after(10):
                 await statuses.given.wait()
             task_id = statuses.created[0]
-            async with connect(url, "2026-07-28", token="eve-token", extensions=[Tasks()]) as eve:
+            async with connect(url, "2026-07-28", token="eve-token", extensions=[TasksExtension()]) as eve:
                 for request in (GetTask, CancelTask):
                     with pytest.raises(ClientError) as foreign:
                         await eve.session.send_request(request(params=TaskParams(task_id=task_id)), ANY)

@@ -67,6 +67,7 @@ class GetTask(types.Request[TaskParams, t.Literal["tasks/get"]]):
 
     method: t.Literal["tasks/get"] = "tasks/get"
     params: TaskParams
+    #: The params key the ``Mcp-Name`` header carries.
     name_param: t.ClassVar[str | None] = "taskId"
 
 
@@ -75,6 +76,7 @@ class UpdateTask(types.Request[UpdateParams, t.Literal["tasks/update"]]):
 
     method: t.Literal["tasks/update"] = "tasks/update"
     params: UpdateParams
+    #: The params key the ``Mcp-Name`` header carries.
     name_param: t.ClassVar[str | None] = "taskId"
 
 
@@ -83,4 +85,5 @@ class CancelTask(types.Request[TaskParams, t.Literal["tasks/cancel"]]):
 
     method: t.Literal["tasks/cancel"] = "tasks/cancel"
     params: TaskParams
+    #: The params key the ``Mcp-Name`` header carries.
     name_param: t.ClassVar[str | None] = "taskId"

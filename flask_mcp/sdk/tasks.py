@@ -2,12 +2,12 @@
 
 The SDK (``mcp==2.3.0``) neither declares the 2026-07-28 tasks extension
 nor asks for a 2025-11-25 task, so a tool a server runs only as a task
-(``task="required"``) is out of its reach. :class:`Tasks` fills that in::
+(``task="required"``) is out of its reach. :class:`TasksExtension` fills that in::
 
     from mcp import Client
-    from flask_mcp.sdk import Tasks
+    from flask_mcp.sdk import TasksExtension
 
-    tasks = Tasks()
+    tasks = TasksExtension()
     async with Client(url, extensions=[tasks]) as client:
         result = await client.call_tool("build_report", {"year": 2026})  # 2026-07-28
         result = await tasks.call_tool(client, "build_report", {"year": 2026})  # either era
@@ -18,7 +18,7 @@ SDK's own ``call_tool`` hands it the task; it polls ``tasks/get`` at the
 task's ``pollIntervalMs``, answers the task's questions with the client's
 own elicitation, sampling and roots callbacks (``tasks/update``), and
 returns the task's ``CallToolResult``. The SDK activates a claim on modern
-revisions only; on a handshake-era connection :meth:`Tasks.call_tool` asks
+revisions only; on a handshake-era connection :meth:`TasksExtension.call_tool` asks
 for a task when the tool's ``execution.taskSupport`` allows one, polls
 ``tasks/get`` at its ``pollInterval`` and fetches the end with
 ``tasks/result``, whose questions the SDK's session answers with the same
@@ -48,7 +48,7 @@ if t.TYPE_CHECKING:
     from mcp import Client
     from mcp.shared.dispatcher import CallOptions
 
-__all__ = ["StatusCallback", "TaskCancelledError", "TaskUpdate", "Tasks"]
+__all__ = ["StatusCallback", "TaskCancelledError", "TaskUpdate", "TasksExtension"]
 
 logger = logging.getLogger("flask_mcp.sdk")
 
@@ -83,11 +83,11 @@ class TaskUpdate:
     message: str | None
 
 
-#: What :class:`Tasks` calls with each :class:`TaskUpdate`.
+#: What :class:`TasksExtension` calls with each :class:`TaskUpdate`.
 StatusCallback = t.Callable[[TaskUpdate], t.Awaitable[None]]
 
 
-class Tasks(ClientExtension):
+class TasksExtension(ClientExtension):
     """The ``io.modelcontextprotocol/tasks`` extension of an SDK ``Client``: it follows a task to its result.
 
     Pass it to ``Client(extensions=[...])``; on a 2026-07-28 connection the
@@ -150,7 +150,7 @@ class Tasks(ClientExtension):
         """
         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if not any(extension is self for extension in client.extensions or ()):
-                raise ValueError("this Tasks extension is not the client's: pass it to Client(extensions=[...])")
+                raise ValueError("this TasksExtension is not the client's: pass it to Client(extensions=[...])")
             return await client.call_tool(name, arguments, read_timeout_seconds=read_timeout_seconds)
         if await self._handshake_task_support(client, name) not in ("optional", "required"):
             return await client.call_tool(name, arguments, read_timeout_seconds=read_timeout_seconds)

@@ -1,4 +1,4 @@
-"""``flask_mcp.sdk`` without the SDK installed: flask_mcp and the fixtures import, the SDK's names say what is missing."""
+"""``flask_mcp.sdk`` without the SDK: flask_mcp and the fixtures import; the SDK's names say what is missing."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ import flask_mcp.sdk
 
 def test_the_public_names_are_found_where_they_live() -> None:
     from flask_mcp.sdk.in_process import connect
-    from flask_mcp.sdk.tasks import Tasks
+    from flask_mcp.sdk.tasks import TasksExtension
 
-    assert flask_mcp.sdk.Tasks is Tasks and flask_mcp.sdk.connect is connect
+    assert flask_mcp.sdk.TasksExtension is TasksExtension and flask_mcp.sdk.connect is connect
     assert set(flask_mcp.sdk.__all__) <= set(dir(flask_mcp.sdk)) | set(flask_mcp.sdk._HOMES)
+    assert "TasksExtension" in vars(flask_mcp.sdk)  # kept once found
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
         flask_mcp.sdk.Nothing  # noqa: B018
 
@@ -38,11 +39,13 @@ def test_without_the_sdk_flask_mcp_imports_and_the_sdks_names_say_how_to_install
         import flask_mcp.sdk.fixtures
         import flask_mcp.pytest_plugin
         try:
-            flask_mcp.sdk.Tasks
+            flask_mcp.sdk.TasksExtension
         except ImportError as missing:
             print(missing)
         """
     )
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "flask_mcp.sdk.Tasks needs the official MCP SDK: pip install 'flask-mcp[sdk]'"
+    assert done.stdout.strip() == (
+        "flask_mcp.sdk.TasksExtension needs the official MCP SDK: install flask_mcp with its sdk extra (mcp==2.3.0)"
+    )

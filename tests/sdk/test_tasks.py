@@ -1,4 +1,4 @@
-"""``flask_mcp.sdk.Tasks``: the official SDK's client follows a task to its result, in both eras.
+"""``flask_mcp.sdk.TasksExtension``: the official SDK's client follows a task to its result, in both eras.
 
 The tasks run on the embedded executor; the client reaches the app in this
 process (``flask_mcp.sdk.connect``), and once over real HTTP.
@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 
 from flask_mcp import MCP, Context, ToolError
 from flask_mcp import MCPError as ServerError
-from flask_mcp.sdk import TaskCancelledError, Tasks, TaskUpdate, connect
+from flask_mcp.sdk import TaskCancelledError, TasksExtension, TaskUpdate, connect
 from flask_mcp.sdk.task_messages import CancelTask, GetTask, TaskParams
 
 from ..conftest import Gates
@@ -82,7 +82,7 @@ def app(make_app: t.Callable[..., Flask], gates: Gates) -> Flask:
 
 
 class Statuses:
-    """Every update a :class:`Tasks` reports, and an event per (status, message) seen."""
+    """Every update a :class:`TasksExtension` reports, and an event per (status, message) seen."""
 
     def __init__(self) -> None:
         self.updates: list[TaskUpdate] = []
@@ -121,7 +121,7 @@ async def test_a_required_task_is_followed_to_its_result_at_the_servers_pace(
 ) -> None:
     """The tool's progress message shows while it works; the server's poll interval, not the default, paces it."""
     statuses = Statuses()
-    tasks = Tasks(on_status=statuses, default_poll_interval=3600)
+    tasks = TasksExtension(on_status=statuses, default_poll_interval=3600)
     results: list[types.CallToolResult] = []
     async with connect(app, mode=mode, extensions=[tasks]) as client:
 
@@ -140,7 +140,7 @@ async def test_a_required_task_is_followed_to_its_result_at_the_servers_pace(
 
 async def test_the_sdks_own_call_tool_follows_a_task_in_the_2026_revision(app: Flask, gates: Gates) -> None:
     gates.release.set()
-    async with connect(app, mode="2026-07-28", extensions=[Tasks()]) as client:
+    async with connect(app, mode="2026-07-28", extensions=[TasksExtension()]) as client:
         result = await client.call_tool("brew", {"kind": "coffee"})
     assert result.content[0].text == "a coffee"  # type: ignore[union-attr]
 
@@ -154,7 +154,7 @@ async def test_a_tasks_question_is_answered_by_the_clients_own_callback(app: Fla
         return types.ElicitResult(action="accept", content={"ok": True})
 
     statuses = Statuses()
-    tasks = Tasks(on_status=statuses)
+    tasks = TasksExtension(on_status=statuses)
     async with connect(app, mode=mode, extensions=[tasks], elicitation_callback=elicitation) as client:
         result = await tasks.call_tool(client, "order", {"item": "cake"})
     assert result.content[0].text == "ordered cake"  # type: ignore[union-attr]
@@ -168,7 +168,7 @@ async def test_a_declined_question_raises_its_error_and_ends_the_task(app: Flask
         return types.ErrorData(code=-32600, message="no user here to ask")
 
     statuses = Statuses()
-    tasks = Tasks(on_status=statuses)
+    tasks = TasksExtension(on_status=statuses)
     async with connect(app, mode=mode, extensions=[tasks], elicitation_callback=decline) as client:
         with pytest.raises(MCPError) as declined:
             await tasks.call_tool(client, "order", {"item": "cake"})
@@ -180,7 +180,7 @@ async def test_a_declined_question_raises_its_error_and_ends_the_task(app: Flask
 @pytest.mark.parametrize("mode", ERAS)
 async def test_the_callers_cancellation_cancels_the_task(app: Flask, mode: str, gates: Gates) -> None:
     statuses = Statuses()
-    tasks = Tasks(on_status=statuses)
+    tasks = TasksExtension(on_status=statuses)
     async with connect(app, mode=mode, extensions=[tasks]) as client:
         with anyio.move_on_after(10) as scope:
             async with anyio.create_task_group() as group:
@@ -196,7 +196,7 @@ async def test_the_callers_cancellation_cancels_the_task(app: Flask, mode: str, 
 async def test_a_caller_cancelling_while_the_task_is_made_cancels_it_once_made(app: Flask, gates: Gates) -> None:
     """2025-11-25: the tool may run before the task's id reaches the client; the task is cancelled all the same."""
     statuses = Statuses()
-    tasks = Tasks(on_status=statuses)
+    tasks = TasksExtension(on_status=statuses)
     async with connect(app, mode="legacy", extensions=[tasks]) as client:
         with anyio.move_on_after(10) as scope:
             async with anyio.create_task_group() as group:
@@ -210,7 +210,7 @@ async def test_a_caller_cancelling_while_the_task_is_made_cancels_it_once_made(a
 @pytest.mark.parametrize("mode", ERAS)
 async def test_a_task_cancelled_by_someone_else_raises_task_cancelled(app: Flask, mode: str, gates: Gates) -> None:
     statuses = Statuses()
-    tasks = Tasks(on_status=statuses)
+    tasks = TasksExtension(on_status=statuses)
     async with connect(app, mode=mode, extensions=[tasks]) as client:
 
         async def call() -> None:
@@ -232,7 +232,7 @@ async def test_a_task_cancelled_by_someone_else_raises_task_cancelled(app: Flask
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_a_failed_task_raises_its_error_and_a_tools_error_is_its_result(app: Flask, mode: str) -> None:
-    tasks = Tasks()
+    tasks = TasksExtension()
     async with connect(app, mode=mode, extensions=[tasks]) as client:
         with pytest.raises(MCPError) as failed:
             await tasks.call_tool(client, "burn", {})
@@ -244,7 +244,7 @@ async def test_a_failed_task_raises_its_error_and_a_tools_error_is_its_result(ap
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_errors_surface_as_the_sdk_surfaces_them(app: Flask, mode: str) -> None:
-    tasks = Tasks()
+    tasks = TasksExtension()
     async with connect(app, mode=mode, extensions=[tasks]) as client:
         with pytest.raises(MCPError) as unknown:
             await tasks.call_tool(client, "nope", {})
@@ -257,7 +257,7 @@ async def test_errors_surface_as_the_sdk_surfaces_them(app: Flask, mode: str) ->
 @pytest.mark.parametrize("mode", ERAS)
 async def test_a_tool_that_runs_in_its_request_is_called_as_usual(app: Flask, mode: str) -> None:
     statuses = Statuses()
-    tasks = Tasks(on_status=statuses)
+    tasks = TasksExtension(on_status=statuses)
     async with connect(app, mode=mode, extensions=[tasks]) as client:
         assert (await tasks.call_tool(client, "plain")).content[0].text == "in its request"  # type: ignore[union-attr]
     assert statuses.updates == []  # no task was made
@@ -265,7 +265,7 @@ async def test_a_tool_that_runs_in_its_request_is_called_as_usual(app: Flask, mo
 
 async def test_rounds_of_questions_are_bounded_and_the_task_cancelled(app: Flask) -> None:
     statuses = Statuses()
-    tasks = Tasks(on_status=statuses, max_rounds=2)
+    tasks = TasksExtension(on_status=statuses, max_rounds=2)
     async with connect(app, mode="2026-07-28", extensions=[tasks], elicitation_callback=accept) as client:
         with pytest.raises(InputRequiredRoundsExceededError):
             await tasks.call_tool(client, "quiz")
@@ -278,11 +278,11 @@ async def test_without_the_extension_a_required_task_is_refused_and_said_so(app:
             await client.call_tool("brew", {"kind": "tea"})
         assert refused.value.code == -32021
         with pytest.raises(ValueError, match=r"pass it to Client\(extensions="):
-            await Tasks().call_tool(client, "brew", {"kind": "tea"})
+            await TasksExtension().call_tool(client, "brew", {"kind": "tea"})
 
 
 def test_a_servers_poll_interval_is_kept_within_bounds() -> None:
-    tasks = Tasks(default_poll_interval=2, min_poll_interval=0.05, max_poll_interval=60)
+    tasks = TasksExtension(default_poll_interval=2, min_poll_interval=0.05, max_poll_interval=60)
     assert tasks._interval(None) == 2
     assert tasks._interval(500) == 0.5
     assert tasks._interval(0) == 0.05  # a server asking for a busy loop does not get one
@@ -293,7 +293,7 @@ def test_a_servers_poll_interval_is_kept_within_bounds() -> None:
 async def test_over_http_too(make_app: t.Callable[..., Flask], live_server: t.Any, gates: Gates, mode: str) -> None:
     gates.release.set()
     app = make_app(kitchen(gates), MCP_TASK_POLL_INTERVAL=0.01)
-    tasks = Tasks()
+    tasks = TasksExtension()
     with live_server(app) as server:
         async with Client(server.url + "/mcp", mode=mode, extensions=[tasks]) as client:
             result = await tasks.call_tool(client, "brew", {"kind": "tea"})
