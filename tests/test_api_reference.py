@@ -104,7 +104,10 @@ def resolve(name: str) -> tuple[bool, object]:
         for part in parts[cut:]:
             if part not in dir(obj):
                 return False, None
-            obj = inspect.getattr_static(obj, part)
+            try:
+                obj = inspect.getattr_static(obj, part)
+            except AttributeError:
+                obj = getattr(obj, part)  # a module's attribute made on first use (its __getattr__, PEP 562)
         return True, obj
     return False, None
 

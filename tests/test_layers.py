@@ -26,6 +26,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("globals",),
     ("stores", "auth"),
     ("transport",),
+    # The official SDK's client speaking to an app in process (an optional extra): under the test tools.
+    ("sdk",),
     # What the extension serves from the rest of the app, the command line, the test tools and
     # the tracer given to the core: built on the transports, none importing another.
     ("integrations", "cli", "testing", "telemetry"),

@@ -38,6 +38,10 @@ pytest-flask, and ask for a client::
     a caller's token for an app with authentication (or, in testing mode, a
     principal to stand in for), or in the handshake era
     (``era="handshake"``: initialized in a session unless ``initialize=False``).
+``mcp_sdk_client``, ``mcp_sdk_mode``
+    The official SDK's own ``mcp.Client`` for ``app``, in this process (the
+    ``sdk`` extra; see :mod:`flask_mcp.sdk.fixtures`), in the mode
+    ``mcp_sdk_mode`` names (``"auto"`` unless overridden).
 
 Every answer these clients get is checked against the official JSON schema of
 its revision, which ships with flask_mcp (a
@@ -52,6 +56,7 @@ import pytest
 
 from ..globals import state_of
 from ..protocol.versions import MODERN_PROTOCOL_VERSIONS
+from ..sdk.fixtures import mcp_sdk_client, mcp_sdk_mode
 from .client import MCPTestClient
 from .schema_checks import SchemaValidator
 
@@ -60,7 +65,7 @@ if t.TYPE_CHECKING:
 
     from ..policies.principal import Principal
 
-__all__ = ["MCPClientFactory", "mcp_client", "mcp_client_factory", "mcp_principal"]
+__all__ = ["MCPClientFactory", "mcp_client", "mcp_client_factory", "mcp_principal", "mcp_sdk_client", "mcp_sdk_mode"]
 
 #: The protocol version :class:`MCPTestClient` asks for unless told otherwise.
 DEFAULT_VERSION = "2025-11-25"

@@ -1,7 +1,7 @@
 """Tasks with the official Python client (``mcp==2.3.0``), in both eras, over real HTTP.
 
-2026-07-28: the SDK ships no tasks extension, so the test writes the small
-one a host would with the SDK's own extension API: it advertises
+2026-07-28: the SDK ships no tasks extension; flask_mcp ships one, built on
+the SDK's own extension API (:class:`flask_mcp.sdk.TasksExtension`): it advertises
 ``io.modelcontextprotocol/tasks``, claims the ``resultType: "task"`` answer
 of ``tools/call`` and resolves it by polling ``tasks/get`` (with
 ``Mcp-Name``, as the SDK sends for tasks methods) until the task ends,
@@ -25,13 +25,13 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError as ClientError
 from pydantic import TypeAdapter
 
 from flask_mcp import MCP, Context
-from flask_mcp.core.tasks import EXTENSION, RELATED_TASK
+from flask_mcp.core.tasks import RELATED_TASK
+from flask_mcp.sdk import TaskCancelledError, TasksExtension, TaskUpdate
 
 from ...conftest import Gates
 
@@ -40,14 +40,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::flask_mcp.U
 ANY = TypeAdapter(dict[str, t.Any])
 OK = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
 TOKENS = {"ada-token": "ada", "eve-token": "eve"}
-
-
-class CreatedTask(types.Result):
-    """The extension's answer to ``tools/call``: a task."""
-
-    result_type: t.Literal["task"] = "task"
-    task_id: str
-    status: str
 
 
 class TaskParams(types.RequestParams):
@@ -81,37 +73,19 @@ class UpdateTask(types.Request[UpdateParams, t.Literal["tasks/update"]]):
     name_param = "taskId"
 
 
-class Tasks(ClientExtension):
-    """Polls a task until it ends; answers elicitation requests with *answer*."""
+class Statuses:
+    """What :class:`~flask_mcp.sdk.TasksExtension` reports of each poll, and the ids of the tasks it followed."""
 
-    identifier = EXTENSION
-
-    def __init__(self, answer: t.Callable[[dict[str, t.Any]], dict[str, t.Any]] | None = None) -> None:
-        self.answer = answer
-        #: Each poll's status and status message.
+    def __init__(self) -> None:
         self.seen: list[tuple[str, str | None]] = []
-        #: The ids of the tasks it was given, and an event set at the first.
         self.created: list[str] = []
         self.given = anyio.Event()
 
-    def claims(self) -> t.Sequence[ResultClaim[t.Any]]:
-        return [ResultClaim(result_type="task", model=CreatedTask, resolve=self.resolve)]
-
-    async def resolve(self, created: CreatedTask, context: ClaimContext) -> types.CallToolResult:
-        self.created.append(created.task_id)
-        self.given.set()
-        while True:
-            task = await context.session.send_request(GetTask(params=TaskParams(task_id=created.task_id)), ANY)
-            self.seen.append((task["status"], task.get("statusMessage")))
-            if task["status"] == "completed":
-                return types.CallToolResult.model_validate(task["result"])
-            if task["status"] in ("failed", "cancelled"):
-                raise RuntimeError(f"task {task['status']}: {task.get('error') or task.get('statusMessage')}")
-            if task["status"] == "input_required" and self.answer is not None:
-                answers = {key: self.answer(request) for key, request in task["inputRequests"].items()}
-                params = UpdateParams(task_id=created.task_id, input_responses=answers)
-                await context.session.send_request(UpdateTask(params=params), ANY)
-            await anyio.sleep(task.get("pollIntervalMs", 10) / 1000)
+    async def __call__(self, update: TaskUpdate) -> None:
+        if not self.created:
+            self.created.append(update.task_id)
+            self.given.set()
+        self.seen.append((update.status, update.message))
 
 
 @pytest.fixture
@@ -175,7 +149,8 @@ async def until(client: Client, task_id: str, done: t.Callable[[dict[str, t.Any]
 
 
 async def test_the_official_client_follows_a_task_to_its_result(url: str, gates: Gates) -> None:
-    tasks = Tasks()
+    statuses = Statuses()
+    tasks = TasksExtension(on_status=statuses)
     results: list[types.CallToolResult] = []
     async with connect(url, "2026-07-28", extensions=[tasks]) as client:
 
@@ -186,15 +161,16 @@ async def test_the_official_client_follows_a_task_to_its_result(url: str, gates:
             group.start_soon(call)
             # The tool's progress message is the task's status message while it works.
             with anyio.fail_after(10):
-                while ("working", "brewing tea") not in tasks.seen:
+                while ("working", "brewing tea") not in statuses.seen:
                     await anyio.sleep(0.01)
             gates.release.set()
     assert results[0].content[0].text == "a tea"  # type: ignore[union-attr]
-    assert tasks.seen[-1][0] == "completed"
+    assert statuses.seen[-1][0] == "completed"
 
 
 async def test_the_official_client_answers_a_tasks_question(url: str) -> None:
-    tasks = Tasks(answer=lambda request: {"action": "accept", "content": {"ok": True}})
+    statuses = Statuses()
+    tasks = TasksExtension(on_status=statuses)
 
     async def elicitation(context: t.Any, params: types.ElicitRequestParams) -> types.ElicitResult:
         return types.ElicitResult(action="accept", content={"ok": True})
@@ -202,23 +178,23 @@ async def test_the_official_client_answers_a_tasks_question(url: str) -> None:
     async with connect(url, "2026-07-28", extensions=[tasks], elicitation_callback=elicitation) as client:
         result = await client.call_tool("order", {"item": "cake"})
     assert result.content[0].text == "ordered cake"  # type: ignore[union-attr]
-    assert "input_required" in [status for status, _ in tasks.seen]
+    assert "input_required" in [status for status, _ in statuses.seen]
 
 
 async def test_the_official_client_cancels_a_running_task_and_sees_only_its_own(url: str, gates: Gates) -> None:
-    tasks = Tasks()
-    async with connect(url, "2026-07-28", extensions=[tasks]) as ada:
+    statuses = Statuses()
+    async with connect(url, "2026-07-28", extensions=[TasksExtension(on_status=statuses)]) as ada:
 
         async def call() -> None:
-            with pytest.raises(RuntimeError, match="task cancelled"):  # how the extension above ends it
+            with pytest.raises(TaskCancelledError):  # cancelled by someone else than the waiting caller
                 await ada.call_tool("watch", {})
 
         async with anyio.create_task_group() as group:
             group.start_soon(call)
             with anyio.fail_after(10):
-                await tasks.given.wait()
-            task_id = tasks.created[0]
-            async with connect(url, "2026-07-28", token="eve-token", extensions=[Tasks()]) as eve:
+                await statuses.given.wait()
+            task_id = statuses.created[0]
+            async with connect(url, "2026-07-28", token="eve-token", extensions=[TasksExtension()]) as eve:
                 for request in (GetTask, CancelTask):
                     with pytest.raises(ClientError) as foreign:
                         await eve.session.send_request(request(params=TaskParams(task_id=task_id)), ANY)
