@@ -1,7 +1,7 @@
 """Development sessions.
 
 ``nox`` runs ``lint``, ``typing``, ``docs``, ``conformance`` and ``tests``; ``nox -s bench``,
-``nox -s fuzz``, ``nox -s bench_streams`` and ``nox -s bench_tasks`` on demand.
+``nox -s fuzz``, ``nox -s bench_streams``, ``nox -s bench_tasks`` and ``nox -s bench_scale`` on demand.
 
 Sessions run on whichever Python runs nox (``python=False`` would share its
 environment; a venv per session keeps them apart without needing several
@@ -88,6 +88,16 @@ def bench_tasks(session: nox.Session) -> None:
     """
     session.install("-e", ".[bench]")
     session.run("python", "benchmarks/tasks.py", "--http", *session.posargs)
+
+
+@nox.session
+def bench_scale(session: nox.Session) -> None:
+    """Whether a tools/call costs more with 1,000 tools, 100 resources, 1,000 sessions or unused signals.
+
+    ``nox -s bench_scale -- --rounds 50`` passes options to ``benchmarks/scale.py``.
+    """
+    session.install("-e", ".[bench]")
+    session.run("python", "benchmarks/scale.py", *session.posargs)
 
 
 @nox.session

@@ -27,8 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import load
 from benchmarks.servers_under_test import SPECS, CheckFailed, Redis, RunningServer, ServerSpec, missing
 
-PEERS = ("fastmcp-stateful", "fastmcp-stateless", "sdk", "floor", "ceiling")
-MODERN_PEERS = ("fastmcp-modern", "floor", "floor-modern", "ceiling")
+PEERS = ("fastmcp-stateful", "fastmcp-stateful@granian", "fastmcp-stateless", "sdk", "floor", "ceiling")
+MODERN_PEERS = ("fastmcp-modern", "fastmcp-modern@granian", "floor", "floor-modern", "ceiling")
+#: The servers other than gunicorn gthread that flask_mcp and the floor run on (``name@server``).
+OTHER_SERVERS = ("gevent", "granian")
 #: Each flask_mcp scenario and the peers it is compared with: the same era, and the floor.
 COMPARED: dict[str, tuple[str, ...]] = {
     "flask_mcp-stateful": PEERS,
@@ -37,6 +39,18 @@ COMPARED: dict[str, tuple[str, ...]] = {
     "flask_mcp-modern": MODERN_PEERS,
     # The ceiling against the peers: the most any WSGI app can reach against them here.
     "ceiling": ("fastmcp-modern", "fastmcp-stateful", "floor"),
+    # On another server: against the floor on the same server first, then the gthread floor and the peers.
+    **{
+        f"{scenario}@{server}": (f"{floor}@{server}", *peers)
+        for server in OTHER_SERVERS
+        for scenario, floor, peers in (
+            ("flask_mcp-stateful", "floor", PEERS),
+            ("flask_mcp-redis", "floor", PEERS),
+            ("flask_mcp-modern", "floor-modern", MODERN_PEERS),
+        )
+    },
+    **{f"floor@{server}": ("floor",) for server in OTHER_SERVERS},
+    **{f"floor-modern@{server}": ("floor-modern",) for server in OTHER_SERVERS},
 }
 FLASK_MCP = tuple(name for name in COMPARED if name.startswith("flask_mcp"))
 DEFAULT_JSON = Path(__file__).with_name("results") / "latest.json"
@@ -142,6 +156,7 @@ def tools_list_ms(tool_count: int = 1000, calls: int = 200) -> float:
 def idle_session_bytes(redis_url: str | None) -> dict[str, int]:
     """Bytes one idle session of a typical client occupies in the cache."""
     from benchmarks.servers.flask_mcp_app import create_app
+    from flask_mcp.policies.store_keys import key as store_key
 
     sizes = {}
     modes = [("simplecache", "stateful")] + ([("redis", "redis")] if redis_url else [])
@@ -153,7 +168,7 @@ def idle_session_bytes(redis_url: str | None) -> dict[str, int]:
             "/mcp", json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": TYPICAL_CLIENT}
         )
         session_id = response.headers["Mcp-Session-Id"]
-        key = "session:" + session_id
+        key = store_key("session", session_id)
         if label == "redis":
             import redis
 
@@ -165,6 +180,37 @@ def idle_session_bytes(redis_url: str | None) -> dict[str, int]:
             # SimpleCache stores values pickled with the highest protocol.
             sizes[label] = len(pickle.dumps(record, pickle.HIGHEST_PROTOCOL))
     return sizes
+
+
+def store_commands_per_call(redis_url: str, calls: int = 500) -> dict[str, float]:
+    """Redis commands per handshake-era ``tools/call`` in a session (``INFO commandstats`` before and after)."""
+    import redis
+
+    from benchmarks.servers.flask_mcp_app import create_app
+
+    os.environ["BENCH_REDIS_URL"] = redis_url
+    client = create_app("redis").test_client()
+    response = client.post("/mcp", json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": TYPICAL_CLIENT})
+    headers = {"Mcp-Session-Id": response.headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-11-25"}
+    client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    store = redis.Redis.from_url(redis_url)
+
+    def counts() -> dict[str, int]:
+        return {name: stats["calls"] for name, stats in store.info("commandstats").items()}
+
+    before = counts()
+    for number in range(calls):
+        body = {
+            "jsonrpc": "2.0",
+            "id": number + 1,
+            "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+        }
+        assert client.post("/mcp", json=body, headers=headers).status_code == 200
+    after = counts()
+    spent = {name.removeprefix("cmdstat_"): (after[name] - before.get(name, 0)) / calls for name in after}
+    # The INFO commands of this count are not the calls'.
+    return {name: round(per_call, 3) for name, per_call in spent.items() if per_call and name != "info"}
 
 
 def print_table(results: list[dict[str, t.Any]], found: list[dict[str, t.Any]]) -> None:
@@ -218,6 +264,7 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
         extras = {
             "tools_list_1000_ms": round(tools_list_ms(), 3),
             "idle_session_bytes": idle_session_bytes(redis.url if redis else None),
+            "redis_commands_per_call": store_commands_per_call(redis.url) if redis else None,
         }
     finally:
         for server in servers:
@@ -241,6 +288,7 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
     print_table(results, found)
     print(f"\ntools/list with 1000 tools: {extras['tools_list_1000_ms']:.3f} ms per call")
     print(f"idle session in the cache: {extras['idle_session_bytes']} bytes")
+    print(f"Redis commands per tools/call in a session: {extras['redis_commands_per_call']}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
     print(f"written to {args.json}")

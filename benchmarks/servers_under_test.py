@@ -2,8 +2,11 @@
 
 Every server listens on 127.0.0.1 on a free port and is stopped by its PID.
 The WSGI ones run under gunicorn (gthread, one worker, 16 threads, identical
-for flask_mcp and the floor); the ASGI ones under uvicorn (one worker).
-A server that fails the check before the load raises :class:`CheckFailed`.
+for flask_mcp and the floor), and, named with ``@gevent`` or ``@granian``,
+under gunicorn's gevent worker or granian's WSGI interface (one worker, four
+blocking threads); the ASGI ones under uvicorn (one worker), or granian's
+ASGI interface (``@granian``). A server that fails the check before the load
+raises :class:`CheckFailed`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,20 @@ from benchmarks.load import Era, call_body, call_headers, mcp_headers
 
 ROOT = Path(__file__).resolve().parents[1]
 GUNICORN = ["-m", "gunicorn", "-w", "1", "-k", "gthread", "--threads", "16"]
+GUNICORN_GEVENT = ["-m", "gunicorn", "-w", "1", "-k", "gevent", "--worker-connections", "1000"]
 UVICORN = ["-m", "uvicorn", "--workers", "1", "--no-access-log", "--log-level", "info"]
+GRANIAN = ["-m", "granian", "--workers", "1", "--runtime-threads", "1", "--no-access-log", "--host", "127.0.0.1"]
+GRANIAN_WSGI = [*GRANIAN, "--interface", "wsgi", "--blocking-threads", "4"]
+GRANIAN_ASGI = [*GRANIAN, "--interface", "asgi"]
+#: How each server is run: its command line before the address and target, the Python packages it needs.
+Runner = t.Literal["gunicorn", "gunicorn-gevent", "granian-wsgi", "uvicorn", "granian-asgi"]
+RUNNER_PACKAGES: dict[str, tuple[str, ...]] = {
+    "gunicorn": ("gunicorn",),
+    "gunicorn-gevent": ("gunicorn", "gevent"),
+    "granian-wsgi": ("granian",),
+    "uvicorn": ("uvicorn",),
+    "granian-asgi": ("granian",),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +52,7 @@ class ServerSpec:
     """How to run one benchmarked server."""
 
     name: str
-    runner: t.Literal["gunicorn", "uvicorn"]
+    runner: Runner
     target: str
     needs: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
@@ -47,7 +63,7 @@ class ServerSpec:
     era: Era = "handshake"
 
 
-SPECS = [
+_GTHREAD_SPECS = [
     ServerSpec("flask_mcp-stateful", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
                env=(("BENCH_MODE", "stateful"),), stateful=True),
     ServerSpec("flask_mcp-stateless", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
@@ -71,11 +87,26 @@ SPECS = [
     # What no WSGI app can beat under this gunicorn: a constant answer, no framework.
     ServerSpec("ceiling", "gunicorn", "benchmarks.servers.ceiling_app:app"),
 ]  # fmt: skip
+SPECS = [
+    *_GTHREAD_SPECS,
+    # The same apps on the other servers a user may deploy on: each flask_mcp scenario is compared
+    # with the floor on the same server.
+    *[
+        dataclasses.replace(spec, name=f"{spec.name}@{server}", runner=runner)
+        for server, runner in (("gevent", "gunicorn-gevent"), ("granian", "granian-wsgi"))
+        for spec in _GTHREAD_SPECS
+        if spec.name in ("flask_mcp-stateful", "flask_mcp-modern", "flask_mcp-redis", "floor", "floor-modern")
+    ],
+    ServerSpec("fastmcp-stateful@granian", "granian-asgi", "benchmarks.servers.fastmcp_app:app", needs=("fastmcp",),
+               stateful=True),
+    ServerSpec("fastmcp-modern@granian", "granian-asgi", "benchmarks.servers.fastmcp_app:stateless_app",
+               needs=("fastmcp",), era="modern"),
+]  # fmt: skip
 
 
 def missing(spec: ServerSpec) -> str | None:
     """Why *spec* cannot run here, or ``None``."""
-    for module in (*spec.needs, spec.runner):
+    for module in (*spec.needs, *RUNNER_PACKAGES[spec.runner]):
         if importlib.util.find_spec(module) is None:
             return f"Python package {module!r} is not installed"
     if spec.redis and shutil.which("redis-server") is None:
@@ -98,6 +129,19 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    """Block until something accepts connections on *port* (or *process* exits, or *timeout* passes)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise CheckFailed(" ".join(map(str, process.args)), f"nothing listens on port {port}") from None
+            time.sleep(0.05)  # polling a real condition, with a deadline
 
 
 def wait_for_output(process: subprocess.Popen[bytes], marker: str, timeout: float = 60) -> None:
@@ -128,6 +172,21 @@ def wait_for_output(process: subprocess.Popen[bytes], marker: str, timeout: floa
             return
     process.kill()
     raise RuntimeError(f"{process.args!r} did not print {marker!r}:\n{''.join(seen)}")
+
+
+def command_line(spec: ServerSpec, port: int) -> tuple[list[str], str]:
+    """The command that serves *spec* on *port*, and what it prints once it serves."""
+    if spec.runner in ("gunicorn", "gunicorn-gevent"):
+        options = GUNICORN if spec.runner == "gunicorn" else GUNICORN_GEVENT
+        return [sys.executable, *options, "-b", f"127.0.0.1:{port}", spec.target], "Booting worker"
+    if spec.runner == "uvicorn":
+        # Logged once the socket is bound ("Application startup complete" comes before the bind).
+        return [sys.executable, *UVICORN, "--port", str(port), spec.target], "Uvicorn running on"
+    options = GRANIAN_WSGI if spec.runner == "granian-wsgi" else GRANIAN_ASGI
+    # gunicorn calls a target ending in "()"; granian is told the target is a factory.
+    factory = ["--factory"] if spec.target.endswith("()") else []
+    target = spec.target.removesuffix("()")
+    return [sys.executable, *options, *factory, "--port", str(port), target], "Started worker-1"
 
 
 class Redis:
@@ -165,18 +224,14 @@ class RunningServer:
         env = {**os.environ, **dict(spec.env), "PYTHONPATH": str(ROOT)}
         if redis_url:
             env["BENCH_REDIS_URL"] = redis_url
-        if spec.runner == "gunicorn":
-            command = [sys.executable, *GUNICORN, "-b", f"127.0.0.1:{self.port}", spec.target]
-            marker = "Booting worker"
-        else:
-            command = [sys.executable, *UVICORN, "--port", str(self.port), spec.target]
-            # Logged once the socket is bound ("Application startup complete" comes before the bind).
-            marker = "Uvicorn running on"
+        command, marker = command_line(spec, self.port)
         self.process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
         )
         wait_for_output(self.process, marker)
         try:
+            # granian announces its worker before the worker has bound the port.
+            wait_for_port(self.port, self.process)
             self.session_id = self.handshake() if spec.stateful and spec.era == "handshake" else ""
             self.check()
         except BaseException:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ def test_harness_produces_numbers(tmp_path: Path) -> None:
         ("flask_mcp-stateful", "floor"),
     ]
     assert report["tools_list_1000_ms"] > 0
-    assert report["idle_session_bytes"]["simplecache"] > 0
+    assert report["idle_session_bytes"]["simplecache"] > 50  # a record, not a pickled None
     assert report["load_generator"] == load.available()
 
 
@@ -116,3 +117,53 @@ def test_the_telemetry_benchmark_produces_numbers() -> None:
     assert set(report["us_per_call"]) == {"off", "api", "sdk"}
     assert all(value > 0 for value in report["us_per_call"].values())
     assert report["extra_us_over_off"]["off"] == 0
+
+
+def test_other_servers_are_compared_with_the_floor_on_the_same_server() -> None:
+    names = ["flask_mcp-modern@granian", "floor-modern@granian", "floor-modern", "fastmcp-modern@granian"]
+    results = [{"server": name, "concurrency": 1, "rps": 100.0, "p99_ms": 1.0} for name in names]
+    assert [(r["scenario"], r["peer"]) for r in run.ratios(results)] == [
+        ("flask_mcp-modern@granian", "floor-modern@granian"),
+        ("flask_mcp-modern@granian", "fastmcp-modern@granian"),
+        ("flask_mcp-modern@granian", "floor-modern"),
+        ("floor-modern@granian", "floor-modern"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (
+            "flask_mcp-modern@granian",
+            ["--interface", "wsgi", "--factory", "benchmarks.servers.flask_mcp_app:create_app"],
+        ),
+        ("fastmcp-modern@granian", ["--interface", "asgi", "benchmarks.servers.fastmcp_app:stateless_app"]),
+        ("floor@gevent", ["-k", "gevent", "benchmarks.servers.floor_app:app"]),
+    ],
+)
+def test_each_server_has_its_command_line(name: str, expected: list[str]) -> None:
+    from benchmarks.servers_under_test import command_line
+
+    (spec,) = run.select(name)
+    command, _ = command_line(spec, 8000)
+    assert all(part in command for part in expected)
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
+def test_a_call_in_a_redis_session_is_one_round_trip_to_the_store() -> None:
+    from benchmarks.servers_under_test import Redis
+
+    redis = Redis()
+    try:
+        assert run.store_commands_per_call(redis.url, calls=50) == {"mget": 1.0}
+    finally:
+        redis.stop()
+
+
+def test_the_scale_benchmark_measures_every_variant(tmp_path: Path) -> None:
+    from benchmarks import scale
+
+    report = scale.main(["--batch", "2", "--rounds", "1", "--json", str(tmp_path / "scale.json")])
+    assert set(report["us_per_call"]) == {"plain", "1000 tools", "100 resources", "1000 sessions", "unused signals"}
+    assert all(value > 0 for eras in report["us_per_call"].values() for value in eras.values())
+    assert report["ratio_to_plain"]["plain"] == {"handshake": 1.0, "modern": 1.0}

@@ -34,12 +34,17 @@ class Subscriptions(t.Protocol):
     def __contains__(self, uri: object) -> bool: ...
 
 
+_LOCK = threading.Lock()
+
+
 class LocalSubscriptions:
     """:class:`Subscriptions` in process memory, for a connection that lives in one process (stdio)."""
 
     def __init__(self, uris: t.Iterable[str] = ()) -> None:
         self._uris: dict[str, None] = dict.fromkeys(uris)
-        self._lock = threading.Lock()
+        # One lock for every instance: a client state is made for each stateless request, and
+        # almost never subscribes; a lock of its own would be made (and paid for) each time.
+        self._lock = _LOCK
 
     def add(self, uri: str, limit: int | None) -> bool:
         """Subscribe to *uri* unless *limit* others are subscribed."""

@@ -20,6 +20,7 @@ import typing as t
 import uuid
 from enum import Enum
 
+from . import fast_json
 from .strict_json import DEFAULT_LIMITS, InvalidJSON, JSONLimitExceeded, JSONLimits, decode
 
 #: Invalid JSON was received.
@@ -195,7 +196,8 @@ class Encoded(dict):  # type: ignore[type-arg]
 
 def dumps(value: t.Any) -> str:
     """Encode *value* as compact JSON; ``NaN`` and ``Infinity`` raise ``ValueError``."""
-    return _encoder.encode(value)
+    fast = fast_json.encode(value, _default)
+    return fast.decode() if fast is not None else _encoder.encode(value)
 
 
 def encode(value: t.Any) -> bytes:
@@ -210,7 +212,9 @@ def encode(value: t.Any) -> bytes:
         if isinstance(result, Encoded):
             head = _encoder.encode({"jsonrpc": value["jsonrpc"], "id": value["id"]})
             return f'{head[:-1]},"result":{result.text}}}'.encode()
-        return _encoder.encode(value).encode()
+        # orjson when its bytes are the standard encoder's (:mod:`.fast_json`), else the standard encoder.
+        fast = fast_json.encode(value, _default)
+        return fast if fast is not None else _encoder.encode(value).encode()
     except UnicodeEncodeError:
         return _ascii_encoder.encode(value).encode()
 

@@ -28,6 +28,8 @@ import json
 import math
 import typing as t
 
+from . import fast_json
+
 __all__ = ["DEFAULT_LIMITS", "InvalidJSON", "JSONLimitExceeded", "JSONLimits", "decode"]
 
 
@@ -108,6 +110,11 @@ def decode(data: bytes | bytearray | str, limits: JSONLimits = DEFAULT_LIMITS) -
     :raises JSONLimitExceeded: an object with more than ``max_keys`` members,
         nesting deeper than ``max_depth`` or a string longer than ``max_string``.
     """
+    value = fast_json.decode(data, limits.max_keys) if isinstance(data, (bytes, bytearray)) else fast_json.UNDECIDED
+    if value is not fast_json.UNDECIDED:
+        # orjson's answer is the one the decoder below would give (:mod:`.fast_json`): only the bounds are left.
+        _check_bounds(data, value, limits)
+        return value
     if isinstance(data, (bytes, bytearray)):
         try:
             # The strict codec: no byte order guessing, no encoded surrogates.
@@ -126,16 +133,22 @@ def decode(data: bytes | bytearray | str, limits: JSONLimits = DEFAULT_LIMITS) -
         raise InvalidJSON(f"nesting is too deep to decode (the limit is {limits.max_depth})") from None
     except ValueError as exc:  # JSONDecodeError, and int() refusing too many digits
         raise InvalidJSON(str(exc)) from None
+    _check_bounds(data, value, limits)
+    return value
+
+
+def _check_bounds(data: bytes | bytearray | str, value: t.Any, limits: JSONLimits) -> None:
+    """Raise :class:`JSONLimitExceeded` when *value*, decoded from *data*, nests too deep or has too long a string."""
     # Each level needs one bracket: with no more brackets than the limit, nothing more to check.
-    if text.count("{") + text.count("[") > limits.max_depth:
-        raw = data if isinstance(data, (bytes, bytearray)) else text.encode("utf-8", "surrogatepass")
+    brackets = data.count("{") + data.count("[") if isinstance(data, str) else data.count(b"{") + data.count(b"[")
+    if brackets > limits.max_depth:
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
         deeper = _text_deeper_than(bytes(raw), limits.max_depth)
         if deeper or (deeper is None and _deeper_than(value, limits.max_depth)):
             raise JSONLimitExceeded(f"nesting is deeper than the limit of {limits.max_depth}")
-    # Likewise no string is longer than the whole text.
-    if limits.max_string is not None and len(text) > limits.max_string:
+    # Likewise no string is longer than the whole text (in characters, at most its bytes).
+    if limits.max_string is not None and len(data) > limits.max_string:
         _check_strings(value, limits.max_string)
-    return value
 
 
 # Everything but quotes and brackets, and objects' brackets made arrays' (only depth counts).

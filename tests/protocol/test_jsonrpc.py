@@ -15,6 +15,12 @@ from flask_mcp.protocol import jsonrpc
 from flask_mcp.protocol.jsonrpc import MCPError, Notification, Request, Response
 from flask_mcp.protocol.strict_json import JSONLimits
 
+from .codecs import codec
+
+# Every test runs with orjson's fast paths and without them: both must answer alike.
+pytestmark = pytest.mark.usefixtures("codec")
+__all__ = ["codec"]
+
 
 @pytest.mark.parametrize("text", ["{", "", "nul", '{"a": NaN}', '{"a": Infinity}', b"\xff\xfe"])
 def test_loads_rejects_invalid_json(text: str | bytes) -> None:

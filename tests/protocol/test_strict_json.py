@@ -11,6 +11,12 @@ from hypothesis import strategies as st
 
 from flask_mcp.protocol.strict_json import InvalidJSON, JSONLimitExceeded, JSONLimits, decode
 
+from .codecs import codec
+
+# Every test runs with orjson's fast paths and without them: both must answer alike.
+pytestmark = pytest.mark.usefixtures("codec")
+__all__ = ["codec"]
+
 MESSAGE = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"é","arguments":{"a":[1,2.5,true,null]}}}'
 
 

@@ -54,10 +54,12 @@ class ViewRoute(t.NamedTuple):
     rule: Rule
 
 
-#: Per app: how many URL rules the table was built for, and function -> route.
+#: Per app: how many URL rules the table was built for (:data:`_SETTLED` once no more can come), and function -> route.
 _view_routes: weakref.WeakKeyDictionary[Flask, tuple[int, dict[t.Callable[..., t.Any], ViewRoute]]] = (
     weakref.WeakKeyDictionary()
 )
+#: The table of an app that has served a request: Flask refuses new routes from then on, so it is final.
+_SETTLED = -1
 
 
 def route_of(app: Flask, func: t.Callable[..., t.Any]) -> ViewRoute | None:
@@ -66,10 +68,14 @@ def route_of(app: Flask, func: t.Callable[..., t.Any]) -> ViewRoute | None:
     A route serving ``GET`` is called with ``GET``, else with the first of
     its methods. The table is built once per app and again whenever the app
     gains routes, so ``@mcp.tool`` stacked above or below ``@app.route`` is
-    found either way.
+    found either way. Once the app has served a request it can gain no more
+    (Flask refuses setup after the first request), and the table is looked
+    up without counting the rules again: every ``tools/call`` asks.
     """
-    size = len(app.url_map._rules)  # werkzeug's list of rules: grows with every route added
     known = _view_routes.get(app)
+    if known is not None and known[0] == _SETTLED:
+        return known[1].get(func)
+    size = len(app.url_map._rules)  # werkzeug's list of rules: grows with every route added
     if known is None or known[0] != size:
         table: dict[t.Callable[..., t.Any], ViewRoute] = {}
         for rule in app.url_map.iter_rules():
@@ -82,7 +88,10 @@ def route_of(app: Flask, func: t.Callable[..., t.Any]) -> ViewRoute | None:
             while view is not None and view not in table:
                 table[view] = route
                 view = getattr(view, "__wrapped__", None)
-        known = _view_routes[app] = (size, table)
+        known = (size, table)
+    if getattr(app, "_got_first_request", False):
+        known = (_SETTLED, known[1])
+    _view_routes[app] = known
     return known[1].get(func)
 
 
