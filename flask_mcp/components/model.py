@@ -168,11 +168,46 @@ class Tool:
     result_ttl: float | None = None
     #: Questions asked before a task is created, by key (input requests of :mod:`flask_mcp.core.input_requests`).
     ask_first: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    #: Required parameters of the function that its arguments do not supply: left to the URL of
+    #: the route the function turns out to be the view of (:meth:`complete`).
+    unsupplied: frozenset[str] = frozenset()
+    #: The input schema completed by what only becomes known once the app's routes are
+    #: (a route's URL variables, for a function that is its view), or ``None`` while it is
+    #: not known yet; set by the layer that knows routes. Asked by :meth:`complete`.
+    completion: t.Callable[[Tool], ma.Schema | dict[str, t.Any] | None] | None = None
+    #: Why every call is refused, found after registration by :attr:`completion`.
+    refused: str | None = None
 
     def use_defaults(self, defaults: ToolDefaults) -> None:
         """Apply new server-wide defaults, dropping everything computed from the old ones."""
         self.defaults = defaults
-        for cached in ("resolved", "descriptor"):
+        for cached in ("resolved", "_descriptor"):
+            self.__dict__.pop(cached, None)
+
+    def complete(self) -> None:
+        """Complete the input schema by :attr:`completion`, once it knows how; a no-op after that.
+
+        Every reader of the schema (the listing, the call, the REST page)
+        comes through here first, so a tool whose schema is completed late
+        is never seen incomplete where the completion is known. A completion
+        that refuses the tool (:class:`ValueError`) leaves its schema as it
+        is and sets :attr:`refused`, which every call answers.
+        """
+        completion = self.completion
+        if completion is None:
+            return
+        try:
+            completed = completion(self)
+        except ValueError as exc:
+            self.completion, self.refused = None, str(exc)
+            return
+        if completed is not None:
+            self.complete_with(completed)
+
+    def complete_with(self, schema: ma.Schema | dict[str, t.Any]) -> None:
+        """Make *schema* the input schema for good: :attr:`completion` is done, nothing is left unsupplied."""
+        self.input_schema, self.completion, self.unsupplied = schema, None, frozenset()
+        for cached in ("_binder", "_descriptor"):
             self.__dict__.pop(cached, None)
 
     @functools.cached_property
@@ -184,9 +219,14 @@ class Tool:
         """
         return self.policy.resolve(self.defaults, self.name, self.output_schema is not None)
 
-    @functools.cached_property
+    @property
     def binder(self) -> ArgumentBinder:
         """Validates the arguments and builds the function's keyword arguments."""
+        self.complete()
+        return self._binder
+
+    @functools.cached_property
+    def _binder(self) -> ArgumentBinder:
         from .binding import ArgumentBinder, accepted_parameters, unknown_policy_of
 
         return ArgumentBinder(
@@ -199,9 +239,14 @@ class Tool:
             precedence=self.policy.kwargs_precedence,
         )
 
-    @functools.cached_property
+    @property
     def descriptor(self) -> dict[str, t.Any]:
         """The ``Tool`` object of ``tools/list``."""
+        self.complete()
+        return self._descriptor
+
+    @functools.cached_property
+    def _descriptor(self) -> dict[str, t.Any]:
         input_schema = (
             self.input_schema if isinstance(self.input_schema, dict) else schema_to_json_schema(self.input_schema)
         )
