@@ -177,6 +177,9 @@ class Tool:
     completion: t.Callable[[Tool], ma.Schema | dict[str, t.Any] | None] | None = None
     #: Why every call is refused, found after registration by :attr:`completion`.
     refused: str | None = None
+    #: How many input schemas were completed late, in all (:meth:`complete_with`): a listing
+    #: made before the last one may show a schema since completed.
+    completions: t.ClassVar[int] = 0
 
     def use_defaults(self, defaults: ToolDefaults) -> None:
         """Apply new server-wide defaults, dropping everything computed from the old ones."""
@@ -209,6 +212,7 @@ class Tool:
         self.input_schema, self.completion, self.unsupplied = schema, None, frozenset()
         for cached in ("_binder", "_descriptor"):
             self.__dict__.pop(cached, None)
+        Tool.completions += 1
 
     @functools.cached_property
     def resolved(self) -> ResolvedPolicy:

@@ -40,7 +40,7 @@ from ...components.binding import RESERVED_NAMES
 from ...components.signature_checks import unsupplied_message
 from ...schemas.json_schema import schema_to_json_schema, validate_json_schema
 from .url_variables import url_variables_schema
-from .view_tools import route_of
+from .view_tools import calls_a_route, route_of
 
 if t.TYPE_CHECKING:
     from werkzeug.routing import Rule
@@ -179,6 +179,8 @@ def complete_in_current_app(tool: Tool) -> ViewArguments | ma.Schema | dict[str,
 
     :raises ValueError: the route found refuses the schema (:func:`view_arguments`); logged.
     """
+    if calls_a_route(tool.func):
+        return tool.input_schema  # a tool made by expose_routes: its schema has the URL's variables already
     if not has_app_context():
         return None
     try:

@@ -190,6 +190,28 @@ def test_every_app_of_a_factory_serves_the_merged_tool(make_client: t.Any, era: 
         assert result["structuredContent"] == {"customer": 5, "app": app.name, "order": {"item": "tea", "quantity": 1}}
 
 
+def test_a_listing_made_before_the_route_was_known_is_made_again(make_client: t.Any) -> None:
+    """One MCP on two apps, set up before their routes; the one without the route lists first."""
+    mcp = MCP(name="shop")
+    orders = Blueprint("orders", __name__)
+
+    @orders.post("/orders/<int:customer>")
+    @mcp.tool(input_schema=OrderIn)
+    def create_order(customer: int) -> dict[str, t.Any]:
+        return {"customer": customer}
+
+    bare, shop = Flask("bare"), Flask("shop")
+    for app in (bare, shop):
+        app.config.update(TESTING=True)
+        mcp.init_app(app)
+    shop.register_blueprint(orders)  # after init_app: known only when listed or called
+    (before,) = make_client(bare, era="modern").list_tools()
+    assert "customer" not in before["inputSchema"]["properties"]  # nothing routes to it there (yet)
+    for app in (shop, bare):
+        (tool,) = make_client(app, era="modern").list_tools()
+        assert tool["inputSchema"]["required"] == ["customer", "item"]
+
+
 # -- what each converter makes of its variable ------------------------------------------------------
 
 
