@@ -207,6 +207,7 @@ def build_document(
     unauthorized = _errors(401) if security else {}
     schemas = _Schemas(spec)
     for tool in server.registry.tools.values():
+        tool.complete()  # a view's URL variables, when not known before
         if isinstance(tool.input_schema, ma.Schema):
             request_schema: dict[str, t.Any] = schemas.ref(tool.input_schema)
         else:

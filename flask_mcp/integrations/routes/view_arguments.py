@@ -163,7 +163,11 @@ def view_arguments(tool: Tool, rule: Rule) -> ViewArguments | ma.Schema | dict[s
     missing = tool.unsupplied - names
     if missing:
         raise ValueError(unsupplied_message(tool.name, missing, f"neither the input schema nor {where} has it"))
-    return ViewArguments(variables, given) if names else given
+    if not names:
+        return given
+    # A class of the tool's own: the REST page's document keys its schemas by class.
+    arguments: type[ViewArguments] = type(f"{tool.name}_arguments", (ViewArguments,), {"__module__": __name__})
+    return arguments(variables, given)
 
 
 def _completed_by(app: Flask, tool: Tool) -> ViewArguments | ma.Schema | dict[str, t.Any] | None:

@@ -212,6 +212,107 @@ def test_a_listing_made_before_the_route_was_known_is_made_again(make_client: t.
         assert tool["inputSchema"]["required"] == ["customer", "item"]
 
 
+# -- other methods, bindings and schemas -------------------------------------------------------------
+
+
+class OrdersQuery(ma.Schema):
+    status = fields.String(load_default="open")
+    tags = fields.List(fields.String())
+
+
+def test_a_get_route_sends_the_rest_as_the_query_string(make_client: t.Any) -> None:
+    mcp = MCP(name="query")
+    app = Flask("query")
+    app.config.update(TESTING=True)
+
+    @app.get("/customers/<int:customer>/orders")
+    @mcp.tool(input_schema=OrdersQuery)
+    def list_orders(customer: int) -> dict[str, t.Any]:
+        return {"customer": customer, "args": request.args.to_dict(flat=False)}
+
+    mcp.init_app(app)
+    client = make_client(app, era="modern")
+    (tool,) = client.list_tools()
+    assert list(tool["inputSchema"]["properties"]) == ["customer", "status", "tags"]
+    result = client.call_tool("list_orders", {"customer": 3, "tags": ["a", "b"]})
+    assert result["structuredContent"] == {"customer": 3, "args": {"status": ["open"], "tags": ["a", "b"]}}
+
+
+def test_a_bundled_tool_on_a_route_is_merged_alike(make_client: t.Any) -> None:
+    mcp = MCP(name="bundle")
+    app = Flask("bundle")
+    app.config.update(TESTING=True)
+
+    @app.post("/orders/<int:customer>")
+    @mcp.tool(input_schema=OrderIn, argument_binding="bundle")
+    def create_order(customer: int, data: dict[str, t.Any] | None = None) -> dict[str, t.Any]:
+        return {"customer": customer, "order": request.get_json()}
+
+    mcp.init_app(app)
+    client = make_client(app, era="modern")
+    assert client.list_tools()[0]["inputSchema"]["required"] == ["customer", "item"]
+    assert client.call_tool("create_order", {"customer": 2, "item": "x"})["structuredContent"] == {
+        "customer": 2,
+        "order": {"item": "x", "quantity": 1},
+    }
+
+
+def test_a_pydantic_model_input_schema_is_merged(make_client: t.Any) -> None:
+    pydantic = pytest.importorskip("pydantic")
+
+    class Order(pydantic.BaseModel):  # type: ignore[name-defined,misc]
+        item: str
+        quantity: int = 1
+
+    mcp = MCP(name="pydantic")
+    app = Flask("pydantic")
+    app.config.update(TESTING=True)
+
+    @app.post("/orders/<int:customer>")
+    @mcp.tool(input_schema=Order)
+    def create_order(customer: int) -> dict[str, t.Any]:
+        return {"customer": customer, "order": request.get_json()}
+
+    mcp.init_app(app)
+    client = make_client(app, era="modern")
+    (tool,) = client.list_tools()
+    assert tool["inputSchema"]["required"] == ["customer", "item"]
+    assert client.call_tool("create_order", {"customer": 2, "item": "x"})["structuredContent"] == {
+        "customer": 2,
+        "order": {"item": "x", "quantity": 1},
+    }
+    refused = client.call_tool("create_order", {"customer": -2, "item": 5})
+    assert "customer" in refused["content"][0]["text"] and "item" in refused["content"][0]["text"]
+
+
+def test_the_rest_page_describes_each_merged_tool_apart() -> None:
+    mcp = MCP(name="documented")
+    app = Flask("documented")
+    app.config.update(TESTING=True)
+
+    @app.post("/orders/<int:customer>")
+    @mcp.tool(input_schema=OrderIn)
+    def create_order(customer: int) -> dict[str, t.Any]:
+        return {}
+
+    @app.put("/shops/<uuid:shop>/orders")
+    @mcp.tool(input_schema=OrderIn)
+    def stock_order(shop: uuid.UUID) -> dict[str, t.Any]:
+        return {}
+
+    mcp.init_app(app)
+    document = app.test_client().get("/mcp/rest/openapi.json").get_json()
+
+    def request_schema(tool: str) -> dict[str, t.Any]:
+        body = document["paths"][f"/mcp/rest/tools/{tool}"]["post"]["requestBody"]
+        name = body["content"]["application/json"]["schema"]["$ref"].rpartition("/")[2]
+        return t.cast(dict[str, t.Any], document["components"]["schemas"][name])
+
+    assert set(request_schema("create_order")["properties"]) == {"customer", "item", "quantity"}
+    assert set(request_schema("stock_order")["properties"]) == {"shop", "item", "quantity"}
+    assert set(request_schema("stock_order")["required"]) == {"item", "shop"}
+
+
 # -- what each converter makes of its variable ------------------------------------------------------
 
 
