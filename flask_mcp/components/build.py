@@ -20,6 +20,7 @@ from ..policies.ratelimit import Limit, parse_limit
 from ..policies.tool import KwargsProvider, ToolPolicy
 from ..schemas.hints import context_parameter, pydantic_schema, schema_from_dataclass, schema_from_signature
 from .binding import RESERVED_NAMES, accepted_parameters
+from .from_functions import completers_for, describe, normalize_icons, output_schema_from_hints
 from .model import (
     CacheScope,
     Completer,
@@ -31,11 +32,7 @@ from .model import (
     TaskSupport,
     Tool,
     as_schema,
-    completers_for,
-    describe,
     is_json_schema,
-    normalize_icons,
-    output_schema_from_hints,
 )
 from .option_checks import cache_hints, param_headers, result_ttl, task_support, with_result_ttl
 from .signature_checks import check_parameters
