@@ -37,6 +37,7 @@ from .config.settings import Settings
 from .core.hooks import Hooks
 from .globals import current_state, state_for, use_server
 from .integrations.apps import as_app, link_view, register_view
+from .integrations.routes.view_arguments import complete_in_current_app, complete_view_tools
 from .integrations.skills import SkillWatch, add_skill, add_skills_folder, skills_folder_of
 from .policies.execution import Transaction
 from .policies.permissions import PermissionLike, check_protected, normalize_permissions
@@ -237,6 +238,9 @@ class MCP(RuntimeChanges, HookDecorators):
                         load()
             if state.shared is not None:
                 state.shared.refresh()  # changes other processes made before this one started
+        # Tools stacked on routes the app already has take their URL variables now; the others
+        # when first listed or called (integrations/routes/view_arguments.py).
+        complete_view_tools(app, self.registry.registered("tools").values())
         # ``flask mcp ...``; an app's own "mcp" command wins.
         if "mcp" not in app.cli.commands:
             app.cli.add_command(mcp_group)
@@ -266,14 +270,19 @@ class MCP(RuntimeChanges, HookDecorators):
         the arguments come from the type hints (parameters with defaults are
         optional); a return annotation that is a Schema subclass or a
         dataclass names the output schema. The keywords are those of
-        :class:`~flask_mcp.components.build.ToolOptions`.
+        :class:`~flask_mcp.components.build.ToolOptions`. On a function that
+        is also a route's view, the URL's variables are arguments beside
+        those of ``input_schema`` (see :doc:`routes`).
         """
 
         def register(f: F) -> F:
             given = options.get("app")
             view = as_app(given) if given is not None else None  # a bad view is refused before the tool is added
             rest = t.cast("ToolOptions", {key: value for key, value in options.items() if key != "app"})
-            tool = build_tool(f, **rest)
+            # The function may be a route's view: its URL supplies what input_schema= leaves out.
+            tool = build_tool(f, routable=True, **rest)
+            if rest.get("input_schema") is not None:
+                tool.completion = complete_in_current_app
             if view is not None:
                 link_view(tool)
             self._add_tool(tool)

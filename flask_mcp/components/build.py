@@ -20,6 +20,7 @@ from ..policies.ratelimit import Limit, parse_limit
 from ..policies.tool import KwargsProvider, ToolPolicy
 from ..schemas.hints import context_parameter, pydantic_schema, schema_from_dataclass, schema_from_signature
 from .binding import RESERVED_NAMES, accepted_parameters
+from .from_functions import completers_for, describe, normalize_icons, output_schema_from_hints
 from .model import (
     CacheScope,
     Completer,
@@ -31,11 +32,7 @@ from .model import (
     TaskSupport,
     Tool,
     as_schema,
-    completers_for,
-    describe,
     is_json_schema,
-    normalize_icons,
-    output_schema_from_hints,
 )
 from .option_checks import cache_hints, param_headers, result_ttl, task_support, with_result_ttl
 from .signature_checks import check_parameters
@@ -223,9 +220,13 @@ def _tagged(options: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
     return {"tags": tags, "meta": meta}
 
 
-def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -> Tool:
+def build_tool(func: t.Callable[..., t.Any], *, routable: bool = False, **options: t.Unpack[ToolOptions]) -> Tool:
     """Build a :class:`Tool` from a function and the decorator's keywords.
 
+    :param routable: the function may be a route's view, whose URL supplies
+        what an explicit ``input_schema`` does not: a required parameter
+        nothing else supplies is left to it (:attr:`Tool.unsupplied`)
+        rather than refused.
     :raises ValueError: an invalid name, option value or combination.
     :raises TypeError: an unknown keyword.
     """
@@ -246,7 +247,7 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
             f"tool {name!r}: unknown_arguments='passthrough' with argument_binding='spread' needs a function "
             "that takes **kwargs to receive them; add **kwargs or use argument_binding='bundle'"
         )
-    check_parameters(
+    unsupplied = check_parameters(
         name,
         func,
         binding,
@@ -254,6 +255,7 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
         set(arguments.get("properties") or ()) if isinstance(arguments, dict) else set(arguments.load_fields),
         context_parameter(func),
         has_provider=options.get("kwargs") is not None,
+        leave_to_route=routable and options.get("input_schema") is not None,
     )
     output_schema = options.get("output_schema")
     return Tool(
@@ -277,6 +279,7 @@ def build_tool(func: t.Callable[..., t.Any], **options: t.Unpack[ToolOptions]) -
         task_support=task_support(name, options.get("task"), options.get("ask_first")),
         ask_first=dict(options.get("ask_first") or {}),
         result_ttl=result_ttl(name, options),
+        unsupplied=unsupplied,
         **_tagged(options),
         **cache_hints(with_result_ttl(options), f"tool {name!r}"),
     )

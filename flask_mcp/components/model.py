@@ -13,12 +13,11 @@ import inspect
 import typing as t
 
 import marshmallow as ma
-from marshmallow import fields, validate
+from marshmallow import fields
 
 from ..policies.options import ArgumentBinding, UnknownArguments
 from ..policies.tool import ResolvedPolicy, ToolDefaults, ToolPolicy
-from ..results.content import Content, ToolResult
-from ..schemas.hints import context_parameter, pydantic_schema, schema_from_dataclass
+from ..schemas.hints import context_parameter, pydantic_schema
 from ..schemas.json_schema import schema_to_json_schema
 from .uri_template import URITemplate
 
@@ -73,57 +72,9 @@ def as_schema(schema: SchemaLike | PydanticModelClass, name: str) -> ma.Schema:
     )
 
 
-def normalize_icons(icons: t.Sequence[str | t.Mapping[str, t.Any]] | None) -> list[dict[str, t.Any]] | None:
-    """Accept icons as ``src`` strings or full ``Icon`` dicts."""
-    if not icons:
-        return None
-    return [{"src": icon} if isinstance(icon, str) else dict(icon) for icon in icons]
-
-
-def describe(func: t.Callable[..., t.Any], description: str | None) -> str | None:
-    return description if description is not None else inspect.getdoc(func)
-
-
 def _descriptor(**members: t.Any) -> dict[str, t.Any]:
     """A wire object with the ``None`` members left out."""
     return {key: value for key, value in members.items() if value is not None}
-
-
-def output_schema_from_hints(func: t.Callable[..., t.Any]) -> ma.Schema | None:
-    """A return annotation that is a Schema subclass, a dataclass or a pydantic model names the output schema."""
-    try:
-        hint = t.get_type_hints(func).get("return")
-    except Exception:  # unresolvable forward references: no schema, like no hint
-        return None
-    if isinstance(hint, type) and issubclass(hint, ma.Schema):
-        return hint()
-    if isinstance(hint, type) and issubclass(hint, (Content, ToolResult)):
-        return None  # a full result object, not structured data
-    model = pydantic_schema(hint)
-    if model is not None:
-        return model
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return schema_from_dataclass(hint)()
-    return None
-
-
-def _choices(schema: ma.Schema) -> dict[str, list[str]]:
-    """Completion values implied by ``OneOf`` validators (``Literal``/``Enum`` hints)."""
-    found: dict[str, list[str]] = {}
-    for name, field in schema.fields.items():
-        for validator in field.validators:
-            if isinstance(validator, validate.OneOf):
-                found[name] = [str(choice) for choice in validator.choices]
-        if isinstance(field, fields.Enum):
-            found[name] = [str(member.value if field.by_value else member.name) for member in field.enum]
-    return found
-
-
-def completers_for(schema: ma.Schema, explicit: t.Mapping[str, Completer] | None) -> dict[str, Completer]:
-    unknown = set(explicit or ()) - set(schema.fields)
-    if unknown:
-        raise ValueError(f"completions given for unknown argument(s): {', '.join(sorted(unknown))}")
-    return {**_choices(schema), **(explicit or {})}
 
 
 @dataclasses.dataclass(eq=False)
@@ -168,12 +119,51 @@ class Tool:
     result_ttl: float | None = None
     #: Questions asked before a task is created, by key (input requests of :mod:`flask_mcp.core.input_requests`).
     ask_first: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    #: Required parameters of the function that its arguments do not supply: left to the URL of
+    #: the route the function turns out to be the view of (:meth:`complete`).
+    unsupplied: frozenset[str] = frozenset()
+    #: The input schema completed by what only becomes known once the app's routes are
+    #: (a route's URL variables, for a function that is its view), or ``None`` while it is
+    #: not known yet; set by the layer that knows routes. Asked by :meth:`complete`.
+    completion: t.Callable[[Tool], ma.Schema | dict[str, t.Any] | None] | None = None
+    #: Why every call is refused, found after registration by :attr:`completion`.
+    refused: str | None = None
+    #: How many input schemas were completed late, in all (:meth:`complete_with`): a listing
+    #: made before the last one may show a schema since completed.
+    completions: t.ClassVar[int] = 0
 
     def use_defaults(self, defaults: ToolDefaults) -> None:
         """Apply new server-wide defaults, dropping everything computed from the old ones."""
         self.defaults = defaults
-        for cached in ("resolved", "descriptor"):
+        for cached in ("resolved", "_descriptor"):
             self.__dict__.pop(cached, None)
+
+    def complete(self) -> None:
+        """Complete the input schema by :attr:`completion`, once it knows how; a no-op after that.
+
+        Every reader of the schema (the listing, the call, the REST page)
+        comes through here first, so a tool whose schema is completed late
+        is never seen incomplete where the completion is known. A completion
+        that refuses the tool (:class:`ValueError`) leaves its schema as it
+        is and sets :attr:`refused`, which every call answers.
+        """
+        completion = self.completion
+        if completion is None:
+            return
+        try:
+            completed = completion(self)
+        except ValueError as exc:
+            self.completion, self.refused = None, str(exc)
+            return
+        if completed is not None:
+            self.complete_with(completed)
+
+    def complete_with(self, schema: ma.Schema | dict[str, t.Any]) -> None:
+        """Make *schema* the input schema for good: :attr:`completion` is done, nothing is left unsupplied."""
+        self.input_schema, self.completion, self.unsupplied = schema, None, frozenset()
+        for cached in ("_binder", "_descriptor"):
+            self.__dict__.pop(cached, None)
+        Tool.completions += 1
 
     @functools.cached_property
     def resolved(self) -> ResolvedPolicy:
@@ -184,9 +174,14 @@ class Tool:
         """
         return self.policy.resolve(self.defaults, self.name, self.output_schema is not None)
 
-    @functools.cached_property
+    @property
     def binder(self) -> ArgumentBinder:
         """Validates the arguments and builds the function's keyword arguments."""
+        self.complete()
+        return self._binder
+
+    @functools.cached_property
+    def _binder(self) -> ArgumentBinder:
         from .binding import ArgumentBinder, accepted_parameters, unknown_policy_of
 
         return ArgumentBinder(
@@ -199,9 +194,14 @@ class Tool:
             precedence=self.policy.kwargs_precedence,
         )
 
-    @functools.cached_property
+    @property
     def descriptor(self) -> dict[str, t.Any]:
         """The ``Tool`` object of ``tools/list``."""
+        self.complete()
+        return self._descriptor
+
+    @functools.cached_property
+    def _descriptor(self) -> dict[str, t.Any]:
         input_schema = (
             self.input_schema if isinstance(self.input_schema, dict) else schema_to_json_schema(self.input_schema)
         )

@@ -110,6 +110,10 @@ class Registry:
         self._tag_filter: tuple[frozenset[str] | None, frozenset[str]] | None = None
         #: Set by the first app the extension is set up on.
         self._tool_defaults: ToolDefaults | None = None
+        #: :attr:`Tool.completions` when the cached tool listings were made.
+        self._completions = Tool.completions
+        #: The served tools whose input schema may yet be completed (:meth:`Tool.complete`); ``None``: to be found.
+        self._incomplete: list[Tool] | None = None
 
     def on_change(self, listener: t.Callable[[Kind], None]) -> None:
         """Call *listener* with the kind whenever what is served of it changes from now on.
@@ -238,7 +242,26 @@ class Registry:
         for listener in self._registration_listeners:
             listener(kind)
 
+    def _complete_tools(self, kind: Kind) -> None:
+        # Each tool whose schema may yet be completed (a route's URL variables, known late) tries
+        # now, where the listing is asked for; if one was completed since the tool listings were
+        # made, they are made again. What is served did not change, so nobody is notified.
+        if kind != "tools":
+            return
+        if self._incomplete is None:
+            self._incomplete = [tool for tool in self.tools.values() if tool.completion is not None]
+        if self._incomplete:
+            for tool in self._incomplete:
+                tool.complete()
+            self._incomplete = [tool for tool in self._incomplete if tool.completion is not None]
+        if self._completions != Tool.completions:
+            self._completions = Tool.completions
+            self._listings.pop("tools", None)
+            self._results = {k: v for k, v in self._results.items() if k[0] != "tools"}
+
     def _changed(self, kind: Kind) -> None:
+        if kind == "tools":
+            self._incomplete = None
         self._listings.pop(kind, None)
         self._results = {k: v for k, v in self._results.items() if k[0] != kind}
         self._guards.pop(kind, None)
@@ -302,6 +325,7 @@ class Registry:
 
         :raises InvalidCursor: when *cursor* is not one this server issued.
         """
+        self._complete_tools(kind)
         listing = self._listings.get(kind)
         if listing is None:
             table: dict[str, t.Any] = getattr(self, kind)
@@ -330,6 +354,7 @@ class Registry:
         :raises InvalidCursor: when *cursor* is not one this server issued.
         """
         start = decode_cursor(cursor) if cursor is not None else 0
+        self._complete_tools(kind)
         cached = self._results.get((kind, start, size))
         if cached is None:
             page = self.page(kind, cursor, size)

@@ -12,7 +12,12 @@ Two mistakes a signature can make, each named with the way out:
   empty; both were meant as the client's argument named ``data``;
 * a required parameter that no argument, ``kwargs`` provider or reserved
   name supplies (``tenant_id`` beside a bundled ``data``): every call would
-  fail with a ``TypeError``.
+  fail with a ``TypeError``. Beside an explicit input schema, such a
+  parameter may be left to the URL of a route the function is the view of
+  (``customer`` of ``@app.post("/orders/<int:customer>")``), which is known
+  only once the app's routes are: it is then checked when the route is found
+  (:mod:`flask_mcp.integrations.routes.view_arguments`), and a call of a tool
+  whose function turns out to be no such view answers :func:`unsupplied_message`.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import typing as t
 from ..policies.options import ArgumentBinding
 from .binding import RESERVED_NAMES
 
-__all__ = ["check_parameters"]
+__all__ = ["check_parameters", "unsupplied_message"]
 
 #: Annotations that mark a value the client sends, not one the server fills.
 _PLAIN = (str, int, float, bool)
@@ -74,6 +79,17 @@ def _plain(hint: t.Any) -> bool:
     return hint in _PLAIN
 
 
+def unsupplied_message(name: str, parameters: t.Collection[str], where: str | None = None) -> str:
+    """Why tool *name* cannot be called: its required *parameters* are supplied by nothing (*where* says why)."""
+    listed = ", ".join(repr(parameter) for parameter in sorted(parameters))
+    which = f"parameter {listed} is" if len(parameters) == 1 else f"parameters {listed} are"
+    why = where or "the input schema does not declare it, nor the URL of a route whose view the function is"
+    return (
+        f"tool {name!r}: {which} required, but nothing supplies it ({why}); "
+        "give it a default, declare it in the input schema, or supply it with a kwargs= provider"
+    )
+
+
 def check_parameters(
     name: str,
     func: t.Callable[..., t.Any],
@@ -81,12 +97,19 @@ def check_parameters(
     declared: t.Collection[str],
     context_param: str | None,
     has_provider: bool,
-) -> None:
+    *,
+    leave_to_route: bool = False,
+) -> frozenset[str]:
     """Refuse a signature a call could never satisfy (see the module docstring).
 
     :param declared: the argument names the input schema declares.
+    :param leave_to_route: return the required parameters nothing supplies
+        rather than refusing them: the URL of a route may (an explicit input
+        schema on a function that may be a view).
+    :returns: the parameters left to a route's URL.
     :raises ValueError: naming the parameter and what to do.
     """
+    left: set[str] = set()
     try:
         hints = t.get_type_hints(func)
     except Exception:  # unresolvable forward references: nothing to tell from them
@@ -110,12 +133,13 @@ def check_parameters(
             continue
         if parameter.default is not parameter.empty or has_provider or parameter.name in supplied:
             continue
+        if leave_to_route:
+            left.add(parameter.name)
+            continue
         where = (
             "with argument_binding='bundle' the arguments arrive in 'data'"
             if binding is ArgumentBinding.BUNDLE
             else "the input schema does not declare it"
         )
-        raise ValueError(
-            f"tool {name!r}: parameter {parameter.name!r} is required, but nothing supplies it ({where}); "
-            "give it a default, declare it in the input schema, or supply it with a kwargs= provider"
-        )
+        raise ValueError(unsupplied_message(name, (parameter.name,), where))
+    return frozenset(left)

@@ -21,9 +21,10 @@ import typing as t
 import marshmallow as ma
 
 from ..components.model import Resource, ResourceTemplate
+from ..components.signature_checks import unsupplied_message
 from ..policies.execution import in_transaction, with_timeout
 from ..protocol import jsonrpc
-from ..protocol.errors import NotFoundError, describe_exception, describe_validation_error, is_expected
+from ..protocol.errors import NotFoundError, ToolError, describe_exception, describe_validation_error, is_expected
 from ..protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, RESOURCE_NOT_FOUND, MCPError
 from ..results.convert import resource_contents, tool_value
 from ..results.output import OutputMismatch
@@ -76,6 +77,9 @@ def check_arguments(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> t.An
     :raises marshmallow.ValidationError: naming the offending fields.
     """
     call.server.admit(call, "tool", tool, arguments)
+    tool.complete()
+    if tool.refused is not None:
+        return arguments  # refused when it runs (execute_tool), whatever the arguments: no validation to report
     return tool.load_arguments(arguments)
 
 
@@ -84,8 +88,13 @@ def execute_tool(call: Call, tool: Tool, loaded: t.Any, sent: t.Collection[str])
 
     :param sent: the argument names the caller gave.
     """
+    if tool.refused is not None:
+        raise ToolError(tool.refused)
     hooks = call.server.hooks
     route = call.server.route_for(tool.func) if call.server.route_for is not None else None
+    if route is None and tool.unsupplied:
+        # Left at registration to the URL of a route whose view the function is: it is none here.
+        raise ToolError(unsupplied_message(tool.name, tool.unsupplied))
     if route is not None:
         # The function is also a route's view: the route gets every validated
         # argument (path, query or body), not just the function's parameters.

@@ -218,6 +218,7 @@ def build_document(
     for tool in server.registry.tools.values():
         if view is not None and tool.name not in view[0]:
             continue
+        tool.complete()  # a view's URL variables, when not known before
         if isinstance(tool.input_schema, ma.Schema):
             request_schema: dict[str, t.Any] = schemas.ref(tool.input_schema)
         else:

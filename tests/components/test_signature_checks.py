@@ -9,6 +9,7 @@ import pytest
 from marshmallow import fields
 
 from flask_mcp import MCP, Context, Principal
+from flask_mcp.components.build import build_tool
 
 
 class InvoiceIn(ma.Schema):
@@ -97,13 +98,26 @@ def test_a_required_parameter_nothing_supplies_is_refused() -> None:
             return "created"
 
 
-def test_an_explicit_schema_must_declare_what_the_function_needs() -> None:
-    mcp = MCP(name="checks")
-    with pytest.raises(ValueError, match=r"parameter 'note' is required.*the input schema does not declare it"):
+def bill(amount: int, note: str) -> str:
+    return note
 
-        @mcp.tool(input_schema=InvoiceIn)
-        def bill(amount: int, note: str) -> str:
-            return note
+
+def test_an_explicit_schema_must_declare_what_the_function_needs() -> None:
+    with pytest.raises(ValueError, match=r"parameter 'note' is required.*the input schema does not declare it"):
+        build_tool(bill, input_schema=InvoiceIn)
+
+
+def test_what_an_explicit_schema_leaves_out_is_left_to_a_route_and_a_call_without_one_is_refused(
+    make_app: t.Any, make_client: t.Any
+) -> None:
+    """The function may be a view whose URL supplies it, known only once the app's routes are (see routes.rst)."""
+    mcp = MCP(name="checks")
+    assert mcp.tool(input_schema=InvoiceIn)(bill) is bill
+    assert mcp.tools["bill"].unsupplied == {"note"}
+    client = make_client(make_app(mcp, MCP_STATELESS=True), era="modern")
+    refused = client.call_tool("bill", {"amount": 1})
+    assert refused["isError"] is True
+    assert "parameter 'note' is required, but nothing supplies it" in refused["content"][0]["text"]
 
 
 def test_a_default_or_a_provider_supplies_it() -> None:

@@ -11,18 +11,12 @@ import typing as t
 from ...schemas.json_schema import schema_to_json_schema
 from .declarations import Declared
 from .dispatch import BODY_METHODS
+from .url_variables import url_variables_schema
 
 if t.TYPE_CHECKING:
     from werkzeug.routing import Rule
 
 __all__ = ["RouteArguments", "route_arguments"]
-
-#: URL converters and the JSON Schema of their values.
-_CONVERTER_TYPES: dict[str, dict[str, t.Any]] = {
-    "IntegerConverter": {"type": "integer"},
-    "FloatConverter": {"type": "number"},
-    "UUIDConverter": {"type": "string", "format": "uuid"},
-}
 
 
 class RouteArguments(t.NamedTuple):
@@ -38,9 +32,14 @@ class RouteArguments(t.NamedTuple):
     body: frozenset[str] | None
 
 
-def route_arguments(rule: Rule, method: str, declared: Declared | None = None) -> RouteArguments:
+def route_arguments(
+    rule: Rule, method: str, declared: Declared | None = None, *, free_query: bool = False
+) -> RouteArguments:
     """The arguments of the tool for *rule* and *method*, given the schemas the view *declared*.
 
+    :param free_query: with no query schema declared, give the tool ``query``,
+        an object of strings sent as the query string (for a view that reads
+        ``request.args`` itself).
     :raises ValueError: a name is declared twice (URL variable, query or body field).
     """
     declared = declared or Declared()
@@ -59,23 +58,22 @@ def route_arguments(rule: Rule, method: str, declared: Declared | None = None) -
         if is_required:
             required.append(name)
 
-    for variable in sorted(rule.arguments):
-        converter = type(rule._converters[variable]).__name__  # werkzeug keeps them per rule, by variable
-        described = {"description": f"The {variable} part of the URL {rule.rule}."}
-        add(variable, {**_CONVERTER_TYPES.get(converter, {"type": "string"}), **described}, "path", True)
+    for variable, prop in schema_to_json_schema(url_variables_schema(rule), "input")["properties"].items():
+        add(variable, prop, "path", True)
     for place, schemas in (("query", declared.query), ("body", (declared.body,) if declared.body else ())):
         for declaration in schemas:
             converted = schema_to_json_schema(declaration, "input")
             defs.update(converted.get("$defs", {}))
             for name, prop in converted.get("properties", {}).items():
                 add(name, prop, place, name in converted.get("required", ()))
-    if not declared.query and method not in BODY_METHODS:
+    if free_query and not declared.query:
         add("query", {"type": "object", "additionalProperties": {"type": "string"}}, "query", False)
         properties["query"]["description"] = "Query string parameters."
     free_body = method in BODY_METHODS and declared.body is None
     if free_body:
         add("body", {"description": "The JSON body."}, "body", False)
-    json_schema: dict[str, t.Any] = {"type": "object", "properties": properties}
+    # A name declared nowhere would reach no part of the request: refused rather than dropped unseen.
+    json_schema: dict[str, t.Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         json_schema["required"] = required
     if defs:

@@ -24,9 +24,12 @@ How arguments map (one ``inputSchema``, no name used twice):
   :mod:`flask_mcp.integrations.routes.declarations`), or of a schema given at exposure
   (the query's for ``GET``/``DELETE``, the body's otherwise), by their wire
   names; a name declared twice is refused when the route is exposed;
-* with no query schema, for ``GET``/``DELETE``, ``query`` (an object of
-  strings) carries the query string as it is, and with no body schema, for
-  ``POST``/``PUT``/``PATCH``, ``body`` (any JSON value) the body.
+* with no body schema, for ``POST``/``PUT``/``PATCH``, ``body`` (any JSON
+  value) carries the body as it is; with no query schema, and only when asked
+  (``query=True``, for every route or one view's :func:`route_tool`),
+  ``query`` (an object of strings) carries the query string as it is: whether
+  a plain view reads ``request.args`` cannot be told from outside, and most
+  do not.
 
 The arguments are checked against that JSON Schema and sent as they came:
 the route's own schemas load them, as they would an HTTP client's.
@@ -63,18 +66,24 @@ V = t.TypeVar("V", bound=t.Callable[..., t.Any])
 ROUTE_TOOL_ATTRIBUTE = "_flask_mcp_route_tool"
 
 
-def route_tool(*, name: str | None = None, description: str | None = None, **options: t.Any) -> t.Callable[[V], V]:
+def route_tool(
+    *, name: str | None = None, description: str | None = None, query: bool | None = None, **options: t.Any
+) -> t.Callable[[V], V]:
     """Mark a view as a tool for :func:`expose_routes` (``marked=True`` picks the marked ones), with its own options.
 
-    Put it above or below ``@app.route``; *name*, *description* and the
-    other :meth:`~flask_mcp.MCP.tool` options replace what the tool would
+    Put it above or below ``@app.route``; *name*, *description*, *query* and
+    the other :meth:`~flask_mcp.MCP.tool` options replace what the tool would
     otherwise get (its endpoint, its docstring, the options given to
     :func:`expose_routes`). A route serving several methods gives a tool for
     each, named ``<name>_<method>``.
+
+    :param query: give the tool ``query``, the free-form query string, when
+        the view declares no query schema (it reads ``request.args`` itself);
+        ``None`` follows :func:`expose_routes`' *query*.
     """
 
     def mark(view: V) -> V:
-        setattr(view, ROUTE_TOOL_ATTRIBUTE, {"name": name, "description": description, **options})
+        setattr(view, ROUTE_TOOL_ATTRIBUTE, {"name": name, "description": description, "query": query, **options})
         return view
 
     return mark
@@ -101,6 +110,7 @@ def expose_routes(
     schemas: t.Mapping[str, type[ma.Schema] | ma.Schema] | None = None,
     names: t.Mapping[str, str] | None = None,
     descriptions: t.Mapping[str, str] | None = None,
+    query: bool = False,
     **options: t.Any,
 ) -> list[str]:
     """Register *app*'s chosen routes as tools of *mcp*; by default every route.
@@ -119,6 +129,9 @@ def expose_routes(
         otherwise), in place of what the view declares.
     :param names: by endpoint, the tool's name in place of the endpoint's.
     :param descriptions: by endpoint, the tool's description in place of the docstring.
+    :param query: give each tool whose view declares no query schema ``query``,
+        an object of strings sent as the query string, for views that read
+        ``request.args`` themselves (:func:`route_tool` decides it per view).
     :param options: further :meth:`~flask_mcp.MCP.tool` options for every tool
         (``permissions``, ``annotations``...).
     :returns: the names of the tools registered.
@@ -156,7 +169,8 @@ def expose_routes(
             if given is not None:
                 instance = given() if isinstance(given, type) else given
                 declared = Declared(declared.query, instance) if method in BODY_METHODS else Declared((instance,))
-            arguments = route_arguments(rule, method, declared)
+            free_query = query if mark.get("query") is None else bool(mark["query"])
+            arguments = route_arguments(rule, method, declared, free_query=free_query)
             name = base + (f"_{method.lower()}" if len(methods) > 1 else "")
             description = mark.get("description") or descriptions.get(endpoint) or view.__doc__
             response = declared_response(view)
@@ -166,7 +180,7 @@ def expose_routes(
                 "input_schema": arguments.schema,
                 **({"output_schema": RouteOutput(response)} if response is not None else {}),
                 **options,
-                **{key: value for key, value in mark.items() if key not in ("name", "description")},
+                **{key: value for key, value in mark.items() if key not in ("name", "description", "query")},
             }
             if tool_options.get("cache") is not None and tool_options.get("cache_scope") == "public":
                 raise ValueError(public_refused(f"route tool {name!r}"))

@@ -20,7 +20,15 @@ from .dispatch import BODY_METHODS, dispatch, forwarded_digest
 if t.TYPE_CHECKING:
     from werkzeug.routing import Rule
 
-__all__ = ["ViewRoute", "query_pairs", "remember_route_call", "route_caller_digest", "route_for", "route_of"]
+__all__ = [
+    "ViewRoute",
+    "calls_a_route",
+    "query_pairs",
+    "remember_route_call",
+    "route_caller_digest",
+    "route_for",
+    "route_of",
+]
 
 #: The functions that call a route (a tool's own, or the one found for a view that is a tool).
 _route_calls: weakref.WeakSet[t.Callable[..., t.Any]] = weakref.WeakSet()
@@ -42,6 +50,11 @@ def route_caller_digest(func: t.Callable[..., t.Any]) -> str | None:
 def remember_route_call(func: t.Callable[..., t.Any]) -> None:
     """Note *func* as a function that calls a route (:func:`route_caller_digest` then digests its caller)."""
     _route_calls.add(func)
+
+
+def calls_a_route(func: t.Callable[..., t.Any]) -> bool:
+    """Whether *func* is one that calls a route (:func:`remember_route_call`): made to, never a view itself."""
+    return func in _route_calls
 
 
 class ViewRoute(t.NamedTuple):

@@ -108,17 +108,60 @@ def test_the_apps_own_auth_and_error_handlers_answer(app: Flask, make_client: t.
     assert missing["isError"] is True and "404 NOT FOUND: no note 99" in missing["content"][0]["text"]
 
 
-def test_without_a_schema_query_and_body_carry_the_rest(make_client: t.Any) -> None:
+def test_without_a_schema_the_body_is_free_and_there_is_no_query_argument(make_client: t.Any) -> None:
     NOTES.clear()
     NOTES[1] = "hello"
     mcp = MCP(name="routes")
     app = create_app(mcp)
-    expose_routes(mcp, app, ["notes.get_note", "notes.notes_view"], exclude=["notes.notes_view"])
+    expose_routes(mcp, app, ["notes.*"])
     client = make_client(app, era="modern", headers={"Authorization": "Bearer app-token"})
-    (tool,) = client.list_tools()
-    assert set(tool["inputSchema"]["properties"]) == {"note_id", "query"}
-    result = client.call_tool("notes_get_note", {"note_id": 1, "query": {"format": "html"}})
-    assert result["structuredContent"]["format"] == "html"
+    tools = {tool["name"]: tool["inputSchema"] for tool in client.list_tools()}
+    # Nothing says the views read the query string: no free-form "query" on any tool.
+    assert {name: set(schema["properties"]) for name, schema in tools.items()} == {
+        "notes_get_note": {"note_id"},
+        "notes_notes_view_get": set(),
+        "notes_notes_view_post": {"body"},
+    }
+    assert "required" not in tools["notes_notes_view_get"]
+    assert client.call_tool("notes_notes_view_post", {"body": {"text": "hi"}})["structuredContent"] == {"id": 2}
+    refused = client.call_tool("notes_get_note", {"note_id": 1, "query": {"format": "html"}})
+    assert refused["isError"] is True and "query" in refused["content"][0]["text"]
+
+
+@pytest.mark.parametrize("asked", ["expose_routes(query=True)", "route_tool(query=True)"])
+def test_a_free_query_string_is_given_when_asked(make_client: t.Any, asked: str) -> None:
+    mcp = MCP(name="routes")
+    app = Flask("query_app")
+    app.config.update(TESTING=True)
+    by_view = asked.startswith("route_tool")
+
+    def search(folder: str) -> t.Any:
+        """Search a folder; the view reads request.args itself."""
+        return {"folder": folder, "args": request.args.to_dict()}
+
+    @app.post("/notes")
+    def add_note() -> t.Any:
+        return {"added": request.get_json(), "args": request.args.to_dict()}
+
+    app.get("/search/<folder>")(route_tool(query=True)(search) if by_view else search)
+    mcp.init_app(app)
+    expose_routes(mcp, app, ["search", "add_note"], query=not by_view)
+    client = make_client(app, era="modern")
+    tools = {tool["name"]: tool["inputSchema"] for tool in client.list_tools()}
+    assert tools["search"]["properties"]["query"] == {
+        "type": "object",
+        "additionalProperties": {"type": "string"},
+        "description": "Query string parameters.",
+    }
+    # Only where it was asked for; a body route asked for it takes both.
+    assert {name for name, schema in tools.items() if "query" in schema["properties"]} == (
+        {"search"} if by_view else {"search", "add_note"}
+    )
+    result = client.call_tool("search", {"folder": "inbox", "query": {"q": "milk", "page": "2"}})
+    assert result["structuredContent"] == {"folder": "inbox", "args": {"q": "milk", "page": "2"}}
+    if not by_view:
+        added = client.call_tool("add_note", {"body": {"text": "hi"}, "query": {"draft": "1"}})
+        assert added["structuredContent"] == {"added": {"text": "hi"}, "args": {"draft": "1"}}
 
 
 def test_a_schema_field_named_like_a_url_variable_is_refused() -> None:
