@@ -36,8 +36,10 @@ class ToolError(Exception):
 class NotFoundError(ToolError):
     """Raise when the requested thing does not exist.
 
-    From a resource handler it becomes the MCP error -32002 (resource not
-    found); from a tool, an error result like any :class:`ToolError`.
+    From a resource handler it becomes the JSON-RPC error for an unknown
+    resource: -32002 in the handshake revisions (2025-11-25 and before),
+    -32602 with HTTP 400 in 2026-07-28; from a tool, an error result like any
+    :class:`ToolError`.
     ``flask.abort(404)`` in a handler is turned into this exception.
     """
 
