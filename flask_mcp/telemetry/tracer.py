@@ -11,10 +11,10 @@ ambient context is the parent. A message handled inside another one's
 handler (a tool reading a resource through its context) is an INTERNAL
 span of that one.
 
-A message the endpoint refuses before the core sees it
-(:mod:`flask_mcp.transport.refusals`) is a span of its own too, named
-``{mcp.method.name}`` when the method could be read and ``MCP`` otherwise,
-whose ``error.type`` is the answer's HTTP status and
+A message a surface refuses before the core sees it
+(:mod:`flask_mcp.transport.refusals`) is a span of its own too, named as a
+handled one when the method could be read (``tools/call add``) and ``MCP``
+otherwise, whose ``error.type`` is the answer's HTTP status and
 ``rpc.response.status_code`` its JSON-RPC code.
 
 With no SDK configured (the API's global providers are still its proxies)
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextvars
 import importlib.metadata
+import logging
 import time
 import typing as t
 
@@ -33,13 +34,13 @@ from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
-from ..protocol.versions import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ..transport.refusals import CORE_REACHED_KEY
 from ..transport.stdio import NETWORK_TRANSPORT_KEY
 from . import conventions as semconv
 from .content import recorded
 
 if t.TYPE_CHECKING:
+    from ..components.registry import Registry
     from ..core.client import ClientState
     from ..core.server import Server
     from ..core.tracing import Refusal
@@ -51,9 +52,18 @@ __all__ = ["DURATION_BUCKETS", "REFUSED_SPAN_NAME", "OpenTelemetryTracer", "netw
 
 #: The bucket boundaries the conventions advise for both histograms, in seconds.
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
-#: The ``_meta`` keys a trace context travels in, and the longest value taken of each.
-_CARRIER_KEYS = ("traceparent", "tracestate", "baggage")
-_CARRIER_MAX = 8192
+#: The ``_meta`` keys a trace context travels in, and the longest value taken of each (the W3C's
+#: limits: longer, the propagators would refuse it with a warning that quotes it).
+_CARRIER_LIMITS = {"traceparent": 512, "tracestate": 512, "baggage": 8192}
+#: The loggers of the API's propagators, which quote what they refuse.
+_PROPAGATION_LOGGERS = (
+    "opentelemetry.trace.span",
+    "opentelemetry.trace.propagation.tracecontext",
+    "opentelemetry.baggage",
+    "opentelemetry.baggage.propagation",
+)
+#: Set while a client's trace context is read.
+_reading_client: contextvars.ContextVar[bool] = contextvars.ContextVar("flask_mcp_reading_client", default=False)
 #: Set while a message's span is current: a message handled within it is part of it.
 _in_message: contextvars.ContextVar[bool] = contextvars.ContextVar("flask_mcp_in_message", default=False)
 _INSTRUMENTATION = "flask_mcp"
@@ -61,8 +71,8 @@ _INSTRUMENTATION = "flask_mcp"
 _LOOK_AGAIN = 1.0
 #: The name of a refused message's span when its method could not be read.
 REFUSED_SPAN_NAME = "MCP"
-#: The revisions a refused message may name as ``mcp.protocol.version``: any other string is not recorded.
-_KNOWN_VERSIONS = frozenset(SUPPORTED_PROTOCOL_VERSIONS) | frozenset(MODERN_PROTOCOL_VERSIONS)
+#: The HTTP versions recorded as ``network.protocol.version``: a request line may say anything.
+_HTTP_VERSIONS = frozenset({"0.9", "1.0", "1.1", "2", "2.0", "3", "3.0"})
 
 
 def _version() -> str | None:
@@ -88,7 +98,7 @@ def network_attributes() -> dict[str, t.Any]:
         return {} if transport is None else {semconv.NETWORK_TRANSPORT: transport}
     attributes: dict[str, t.Any] = {semconv.NETWORK_TRANSPORT: "tcp", semconv.NETWORK_PROTOCOL_NAME: "http"}
     protocol = environ.get("SERVER_PROTOCOL", "")
-    if isinstance(protocol, str) and protocol.startswith("HTTP/"):
+    if isinstance(protocol, str) and protocol.startswith("HTTP/") and protocol[5:] in _HTTP_VERSIONS:
         attributes[semconv.NETWORK_PROTOCOL_VERSION] = protocol[5:]
     address = environ.get("REMOTE_ADDR")
     if address:
@@ -96,15 +106,50 @@ def network_attributes() -> dict[str, t.Any]:
     return attributes
 
 
+class _QuietWhileReadingClients(logging.Filter):
+    """Drops the propagators' warnings about a client's trace context: a client must not write the server's log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not _reading_client.get()
+
+
+_QUIET_FILTER = _QuietWhileReadingClients()
+for _name in _PROPAGATION_LOGGERS:
+    logging.getLogger(_name).addFilter(_QUIET_FILTER)
+
+
 def _carrier(params: t.Mapping[str, t.Any]) -> dict[str, str] | None:
-    """The trace context of ``params._meta``: its string values only, each bounded; ``None`` without one."""
+    """The trace context of ``params._meta``: its ASCII string values within their limits; ``None`` without one."""
     meta = params.get("_meta")
     if not isinstance(meta, dict):
         return None
     carrier = {
-        key: value for key in _CARRIER_KEYS if isinstance(value := meta.get(key), str) and len(value) <= _CARRIER_MAX
+        key: value
+        for key, limit in _CARRIER_LIMITS.items()
+        if isinstance(value := meta.get(key), str) and len(value) <= limit and value.isascii()
     }
     return carrier if "traceparent" in carrier else None
+
+
+def _client_context(params: t.Mapping[str, t.Any]) -> otel_context.Context | None:
+    """The trace context a client sent in ``params._meta``; ``None`` without a valid one.
+
+    One that is malformed, oversized, or refused by the app's propagator is
+    ignored (the ambient context is then the parent): never an error, nor a
+    log record quoting it. A ``tracestate`` or ``baggage`` alone in error is
+    dropped, and the ``traceparent`` still continues the client's trace.
+    """
+    carrier = _carrier(params)
+    if carrier is None:
+        return None
+    token = _reading_client.set(True)
+    try:
+        parent = propagate.extract(carrier)
+    except Exception:  # a propagator the app configured, failing on what a client sent
+        return None
+    finally:
+        _reading_client.reset(token)
+    return parent if trace.get_current_span(parent).get_span_context().is_valid else None
 
 
 def _is_stand_in(provider: object) -> bool:
@@ -243,12 +288,12 @@ class OpenTelemetryTracer:
         """The span and measurement of a message refused before the core saw it (see the module docstring)."""
         if not self.recording:
             return
-        attributes = refused_attributes(refusal)
-        name = REFUSED_SPAN_NAME if refusal.method is None else attributes[semconv.METHOD_NAME]
-        carrier = _carrier(refusal.params)
-        parent = propagate.extract(carrier) if carrier is not None else None
-        if parent is not None and not trace.get_current_span(parent).get_span_context().is_valid:
-            parent = None
+        registry = self.server.registry
+        attributes = refused_attributes(refusal, registry)
+        name = (
+            REFUSED_SPAN_NAME if refusal.method is None else semconv.span_name(refusal.method, refusal.params, registry)
+        )
+        parent = _client_context(refusal.params)
         span = self.start(name, parent, False, attributes, start_time=refusal.started)
         if span is not None:
             span.set_status(Status(StatusCode.ERROR, semconv.bounded(refusal.message)))
@@ -286,17 +331,16 @@ class OpenTelemetryTracer:
         )
 
 
-def refused_attributes(refusal: Refusal) -> dict[str, t.Any]:
-    """What the conventions record of a refused message: never its params, nor a value the server does not know.
+def refused_attributes(refusal: Refusal, registry: Registry) -> dict[str, t.Any]:
+    """What the conventions record of a refused message: as of a handled one, never a revision the server does not know.
 
     ``mcp.method.name`` is :data:`~.conventions.OTHER` when the method could not be read;
+    the tool, prompt or resource it names as for a handled message (truncated);
     ``mcp.protocol.version`` is recorded only for a revision the server knows.
     """
-    method = semconv.method_of(refusal.method) if isinstance(refusal.method, str) else semconv.OTHER
-    attributes: dict[str, t.Any] = {semconv.METHOD_NAME: method}
-    if refusal.request_id is not None:
-        attributes[semconv.REQUEST_ID] = semconv.bounded(refusal.request_id)
-    if refusal.protocol_version in _KNOWN_VERSIONS:
+    method = refusal.method if isinstance(refusal.method, str) else semconv.OTHER
+    attributes = semconv.message_attributes(method, refusal.params, refusal.request_id, registry)
+    if refusal.protocol_version in semconv.KNOWN_VERSIONS:
         attributes[semconv.PROTOCOL_VERSION_ATTRIBUTE] = refusal.protocol_version
     attributes.update(network_attributes())
     attributes[semconv.ERROR_TYPE] = refusal.error_type
@@ -337,11 +381,8 @@ class _MessageSpan:
             if arguments is not None:
                 self.attributes[semconv.TOOL_ARGUMENTS] = arguments
         nested = _in_message.get()
-        carrier = None if nested else _carrier(self.params)
         # The client's context (its baggage too) is the parent; else the ambient one.
-        parent = propagate.extract(carrier) if carrier is not None else None
-        if parent is not None and not trace.get_current_span(parent).get_span_context().is_valid:
-            parent = None  # not a trace context after all: the ambient one is the parent
+        parent = None if nested else _client_context(self.params)
         self.span = self.tracer.start(self.name, parent, nested, self.attributes)
         if not nested and has_request_context():  # the endpoint's answer is then the core's, not a refusal
             request.environ[CORE_REACHED_KEY] = True
