@@ -282,3 +282,20 @@ def test_a_write_in_the_same_window_moves_the_end_it_awaits(
     clock.advance(TTL + 3 * WINDOW)
     sweep(store)
     assert [(duration, error_type) for duration, _, error_type in recorder.recorded] == [(TTL + step, "timeout")]
+
+
+def test_a_forked_worker_takes_numbers_of_its_own(
+    store: SessionStore, clock: Clock, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Numbers held before a fork are the parent's: the child's sessions never overwrite its entries."""
+    from flask_mcp.stores import session_ends
+
+    parent = store.open(store.create(ClientState()))
+    assert parent is not None and parent.noted is not None
+    monkeypatch.setattr(session_ends.os, "getpid", lambda: -1)  # now in the child
+    child = store.open(store.create(ClientState()))
+    assert child is not None and child.noted is not None
+    assert child.noted[0] == parent.noted[0] and child.noted[1] > parent.noted[1] + 1
+    clock.advance(TTL + 3 * WINDOW)
+    sweep(store)
+    assert len(recorder.recorded) == 2
