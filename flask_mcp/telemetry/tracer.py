@@ -5,7 +5,7 @@ conventions (:mod:`.conventions`), and the ``mcp.server.operation.duration``
 and ``mcp.server.session.duration`` histograms.
 
 The span's parent is the trace context the client sent in ``params._meta``
-(``traceparent``, ``tracestate``, ``baggage``), linked to the ambient one
+(``traceparent``, ``tracestate``, ``baggage``; read by :mod:`.context`), linked to the ambient one
 (the HTTP server span of an instrumented Flask app); without one, the
 ambient context is the parent. A message handled inside another one's
 handler (a tool reading a resource through its context) is an INTERNAL
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextvars
 import importlib.metadata
-import logging
 import time
 import typing as t
 
@@ -38,6 +37,7 @@ from ..transport.refusals import CORE_REACHED_KEY
 from ..transport.stdio import NETWORK_TRANSPORT_KEY
 from . import conventions as semconv
 from .content import recorded
+from .context import client_context
 
 if t.TYPE_CHECKING:
     from ..components.registry import Registry
@@ -52,18 +52,6 @@ __all__ = ["DURATION_BUCKETS", "REFUSED_SPAN_NAME", "OpenTelemetryTracer", "netw
 
 #: The bucket boundaries the conventions advise for both histograms, in seconds.
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
-#: The ``_meta`` keys a trace context travels in, and the longest value taken of each (the W3C's
-#: limits: longer, the propagators would refuse it with a warning that quotes it).
-_CARRIER_LIMITS = {"traceparent": 512, "tracestate": 512, "baggage": 8192}
-#: The loggers of the API's propagators, which quote what they refuse.
-_PROPAGATION_LOGGERS = (
-    "opentelemetry.trace.span",
-    "opentelemetry.trace.propagation.tracecontext",
-    "opentelemetry.baggage",
-    "opentelemetry.baggage.propagation",
-)
-#: Set while a client's trace context is read.
-_reading_client: contextvars.ContextVar[bool] = contextvars.ContextVar("flask_mcp_reading_client", default=False)
 #: Set while a message's span is current: a message handled within it is part of it.
 _in_message: contextvars.ContextVar[bool] = contextvars.ContextVar("flask_mcp_in_message", default=False)
 _INSTRUMENTATION = "flask_mcp"
@@ -104,52 +92,6 @@ def network_attributes() -> dict[str, t.Any]:
     if address:
         attributes[semconv.CLIENT_ADDRESS] = address
     return attributes
-
-
-class _QuietWhileReadingClients(logging.Filter):
-    """Drops the propagators' warnings about a client's trace context: a client must not write the server's log."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not _reading_client.get()
-
-
-_QUIET_FILTER = _QuietWhileReadingClients()
-for _name in _PROPAGATION_LOGGERS:
-    logging.getLogger(_name).addFilter(_QUIET_FILTER)
-
-
-def _carrier(params: t.Mapping[str, t.Any]) -> dict[str, str] | None:
-    """The trace context of ``params._meta``: its ASCII string values within their limits; ``None`` without one."""
-    meta = params.get("_meta")
-    if not isinstance(meta, dict):
-        return None
-    carrier = {
-        key: value
-        for key, limit in _CARRIER_LIMITS.items()
-        if isinstance(value := meta.get(key), str) and len(value) <= limit and value.isascii()
-    }
-    return carrier if "traceparent" in carrier else None
-
-
-def _client_context(params: t.Mapping[str, t.Any]) -> otel_context.Context | None:
-    """The trace context a client sent in ``params._meta``; ``None`` without a valid one.
-
-    One that is malformed, oversized, or refused by the app's propagator is
-    ignored (the ambient context is then the parent): never an error, nor a
-    log record quoting it. A ``tracestate`` or ``baggage`` alone in error is
-    dropped, and the ``traceparent`` still continues the client's trace.
-    """
-    carrier = _carrier(params)
-    if carrier is None:
-        return None
-    token = _reading_client.set(True)
-    try:
-        parent = propagate.extract(carrier)
-    except Exception:  # a propagator the app configured, failing on what a client sent
-        return None
-    finally:
-        _reading_client.reset(token)
-    return parent if trace.get_current_span(parent).get_span_context().is_valid else None
 
 
 def _is_stand_in(provider: object) -> bool:
@@ -293,7 +235,7 @@ class OpenTelemetryTracer:
         name = (
             REFUSED_SPAN_NAME if refusal.method is None else semconv.span_name(refusal.method, refusal.params, registry)
         )
-        parent = _client_context(refusal.params)
+        parent = client_context(refusal.params)
         span = self.start(name, parent, False, attributes, start_time=refusal.started)
         if span is not None:
             span.set_status(Status(StatusCode.ERROR, semconv.bounded(refusal.message)))
@@ -382,7 +324,7 @@ class _MessageSpan:
                 self.attributes[semconv.TOOL_ARGUMENTS] = arguments
         nested = _in_message.get()
         # The client's context (its baggage too) is the parent; else the ambient one.
-        parent = None if nested else _client_context(self.params)
+        parent = None if nested else client_context(self.params)
         self.span = self.tracer.start(self.name, parent, nested, self.attributes)
         if not nested and has_request_context():  # the endpoint's answer is then the core's, not a refusal
             request.environ[CORE_REACHED_KEY] = True

@@ -8,8 +8,8 @@ envelope, routing header or revision in error, a rate limit, a store that
 does not answer; on the REST tool and resource routes and the CGI view, the
 same guards, an unknown tool, a body that is not a JSON object, a method
 not allowed. So each surface looks at its every answer in one place
-(:func:`report`: the endpoint's view, the REST views as they are routed,
-:func:`~flask_mcp.transport.cgi.serve_cgi`): an error status, and no
+(:func:`report`: the endpoint's view, the REST views as they are routed
+through :func:`traced_view`, :func:`~flask_mcp.transport.cgi.serve_cgi`): an error status, and no
 message of the request handled by the core, is a refusal, told to
 :meth:`Tracer.refused <flask_mcp.core.tracing.Tracer.refused>` with what
 can be read of it: the method (the ``Mcp-Method`` header, the body once
@@ -22,11 +22,16 @@ refused request's body is looked at only when the endpoint decoded it.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import time
 import typing as t
 
+from flask import request
+
 from ..core.tracing import Refusal
+from ..globals import current_state
 from ..protocol.envelope import PROTOCOL_VERSION
 from .routing_headers import NAME_PARAMS, decode_header_value
 
@@ -36,7 +41,7 @@ if t.TYPE_CHECKING:
 
     from ..core.tracing import Tracer
 
-__all__ = ["CORE_REACHED_KEY", "MESSAGE_KEY", "Addressed", "refusal_of", "report"]
+__all__ = ["CORE_REACHED_KEY", "MESSAGE_KEY", "Addressed", "refusal_of", "report", "traced_view"]
 
 logger = logging.getLogger("flask_mcp")
 
@@ -65,6 +70,26 @@ def report(
         tracer.refused(refusal_of(environ, answer, started, addressed))
     except Exception:  # a span is never worth a failed request
         logger.warning("could not trace a refused MCP request", exc_info=True)
+
+
+def traced_view(view: t.Callable[..., Response], addressed: t.Callable[..., Addressed]) -> t.Callable[..., Response]:
+    r"""*view* (a REST route's), whose answers are :func:`report`\ ed as refusals of the message *addressed* names.
+
+    *addressed* is called with the view's arguments. With nothing recording,
+    it costs one check.
+    """
+
+    @functools.wraps(view)
+    def traced(**arguments: t.Any) -> Response:
+        tracer = current_state().server.tracer
+        if tracer is None or not tracer.recording:
+            return view(**arguments)
+        started = time.time_ns()
+        answer = view(**arguments)
+        report(tracer, request.environ, answer, started, addressed(**arguments))
+        return answer
+
+    return traced
 
 
 def refusal_of(environ: WSGIEnvironment, answer: Response, started: int, addressed: Addressed | None = None) -> Refusal:

@@ -15,9 +15,7 @@ document (:mod:`flask_mcp.transport.openapi`) and its interactive docs page
 
 from __future__ import annotations
 
-import functools
 import logging
-import time
 import typing as t
 
 from flask import Flask, Response, current_app, has_request_context, request, send_from_directory
@@ -35,7 +33,7 @@ from .body import BodyRejected, read_request_body
 from .guard import is_json_request, rejection
 from .openapi import OpenAPIDocument, SecuritySchemes, security_schemes
 from .openapi_access import connect_origins, oauth_schemes, views_differ, visible_view
-from .refusals import Addressed, report
+from .refusals import Addressed, traced_view
 from .rules import add_rule
 from .swagger_page import (
     ASSETS_PATH,
@@ -118,8 +116,8 @@ def add_routes(app: Flask, state: MCPState, endpoint_prefix: str, mcp_path: str)
     state.rest_site = site
     read = ("GET", "HEAD", "OPTIONS")
     views: list[tuple[str, str, t.Callable[..., Response], tuple[str, ...]]] = [
-        ("/tools/<name>", "rest_tool", _traced(tool_view, _tool_addressed), ("POST", "OPTIONS")),
-        ("/resources", "rest_resource", _traced(resource_view, _resource_addressed), read),
+        ("/tools/<name>", "rest_tool", traced_view(tool_view, _tool_addressed), ("POST", "OPTIONS")),
+        ("/resources", "rest_resource", traced_view(resource_view, _resource_addressed), read),
         ("/openapi.json", "rest_openapi", openapi_view, read),
         ("/docs", "rest_docs", docs_view, read),
         (INITIALISER_PATH, "rest_docs_initialiser", initialiser_view, read),
@@ -146,27 +144,6 @@ def _tool_addressed(name: str) -> Addressed:
 def _resource_addressed() -> Addressed:
     uri = request.args.get("uri")
     return "resources/read", {"uri": uri} if uri else {}
-
-
-def _traced(view: t.Callable[..., Response], addressed: t.Callable[..., Addressed]) -> t.Callable[..., Response]:
-    """*view*, whose error answers the core never saw are traced as refusals of the message *addressed* stands for.
-
-    The one place the REST routes of MCP messages tell their refusals
-    (:mod:`flask_mcp.transport.refusals`), as the MCP endpoint does; with
-    nothing recording, it costs one check.
-    """
-
-    @functools.wraps(view)
-    def traced(**arguments: t.Any) -> Response:
-        tracer = current_state().server.tracer
-        if tracer is None or not tracer.recording:
-            return view(**arguments)
-        started = time.time_ns()
-        answer = view(**arguments)
-        report(tracer, request.environ, answer, started, addressed(**arguments))
-        return answer
-
-    return traced
 
 
 def _security(state: MCPState, cookie_name: str) -> SecuritySchemes | None:
