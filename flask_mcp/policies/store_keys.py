@@ -23,12 +23,15 @@ keys                                   tag
 ``tasks-of``                           the account (digest)
 ``rc-gen`` (result cache)              the tool
 ``rc``, ``spill``                      the entry itself
+``sess-end``, ``sess-end-n``,          the window of sessions' ends (its number)
+``sess-sweep`` (session ends)
+``sess-ended``                         the session id
 =====================================  ===============================================
 
 A lock (:func:`~flask_mcp.stores.lock.store_lock`) is its record's key with
 ``:lock`` after it: same tag, same node. The few keys of the whole server
-(``registry``, ``tasks-total``, ``request-state-key``) carry no tag and
-are only ever used one at a time. Spread over sessions, tasks and callers,
+(``registry``, ``tasks-total``, ``request-state-key``, ``sess-sweep-at``)
+carry no tag and are only ever used one at a time. Spread over sessions, tasks and callers,
 the tags shard the store evenly; on a single Redis they change nothing.
 
 A ``CACHE_KEY_PREFIX`` comes before every key: it must hold no ``{``, or
@@ -40,7 +43,15 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["key", "tag"]
+__all__ = [
+    "SESSION_SWEEP_CURSOR",
+    "key",
+    "session_end_count",
+    "session_end_entry",
+    "session_ended",
+    "session_sweep_claim",
+    "tag",
+]
 
 # What a tag may hold as it is: the alphabet of the ids the server mints, of bounded length.
 # Anything else (a client's id, a subject) is hashed, so that no "}" ends a tag early.
@@ -62,3 +73,29 @@ def tag(owner: str) -> str:
 def key(family: str, owner: str, *rest: object) -> str:
     """``family:{owner}:rest...``: a key of *family* belonging to *owner*, with *rest* after the tag."""
     return ":".join([family, tag(owner), *(str(part) for part in rest)])
+
+
+# -- the ends of handshake sessions, awaited in windows of time (flask_mcp.stores.session_ends) -----
+
+#: The last window of sessions' ends swept: one key for the whole server, read once a window.
+SESSION_SWEEP_CURSOR = "sess-sweep-at"
+
+
+def session_end_entry(window: int, number: int) -> str:
+    """``sess-end:{window}:number``: one session's expected end, in the window of its expiry."""
+    return key("sess-end", str(window), number)
+
+
+def session_end_count(window: int) -> str:
+    """``sess-end-n:{window}``: how many entry numbers of *window* were handed out."""
+    return key("sess-end-n", str(window))
+
+
+def session_sweep_claim(window: int) -> str:
+    """``sess-sweep:{window}``: taken (``add``) by the one process that sweeps the windows due at *window*."""
+    return key("sess-sweep", str(window))
+
+
+def session_ended(session_id: str) -> str:
+    """``sess-ended:{session}``: taken (``add``) by whoever measures the end of the session, once."""
+    return key("sess-ended", session_id)

@@ -20,10 +20,10 @@ from ..core.client import ClientState
 from ..core.hooks import session_ended
 from ..policies.store_keys import key as store_key
 from .lock import store_lock
-from .session_ends import EVICTED, MAX_AGE
+from .session_ends import EVICTED, MAX_AGE, noted_of
 
 if t.TYPE_CHECKING:
-    from .session_ends import SessionEnds
+    from .session_ends import Noted, SessionEnds
 
 __all__ = ["CacheSubscriptions", "Session", "SessionStore"]
 
@@ -51,6 +51,8 @@ class Session:
     created: float = 0.0
     #: The value of the store's ``read_along`` key, read in the same round trip.
     read_along: t.Any = None
+    #: Where its end is awaited, when that is measured (:mod:`flask_mcp.stores.session_ends`).
+    noted: Noted | None = None
 
 
 class SessionStore:
@@ -113,9 +115,12 @@ class SessionStore:
                 session_id = f"{self.origin}.{session_id}"
             session = Session(session_id, state, owner, created)
             timeout = self._timeout(session)
+            expires = self.clock() + timeout
+            if self.ends is not None:
+                session.noted = self.ends.place(expires, None)
             if self.cache.add(store_key(_KEY, session_id), self._record(session), timeout=timeout):
-                if self.ends is not None:
-                    self.ends.expect(session_id, created, self.clock() + timeout, state)
+                if self.ends is not None and session.noted is not None:
+                    self.ends.expect(session.noted, session_id, created, expires, state)
                 if owner is not None and self.per_owner is not None:
                     self._index(session)
                 return session_id
@@ -141,7 +146,7 @@ class SessionStore:
         if self.max_age is not None and now - created > self.max_age:
             self._expire(session_id, owner, record)
             return None
-        session = Session(session_id, ClientState.from_dict(record), owner, created, along)
+        session = Session(session_id, ClientState.from_dict(record), owner, created, along, noted_of(record.get("_e")))
         session.state.subscriptions = self.subscriptions(session_id)
         if now - record.get("t", 0) > self._refresh_after:
             self.store(session)
@@ -155,9 +160,12 @@ class SessionStore:
     def store(self, session: Session) -> None:
         """Store *session* again, which also restarts the idle timeout."""
         timeout = self._timeout(session)
+        expires = self.clock() + timeout
+        if self.ends is not None:  # the same entry while the expiry stays in its window
+            session.noted = self.ends.place(expires, session.noted)
         self.cache.set(store_key(_KEY, session.id), self._record(session), timeout=timeout)
-        if self.ends is not None:
-            self.ends.expect(session.id, session.created, self.clock() + timeout, session.state)
+        if self.ends is not None and session.noted is not None:
+            self.ends.expect(session.noted, session.id, session.created, expires, session.state)
 
     def save(self, session_id: str, state: ClientState) -> None:
         """Replace the state of a live session (keeping its owner and age); restarts the idle timeout.
@@ -167,7 +175,8 @@ class SessionStore:
         """
         record = self.cache.get(store_key(_KEY, session_id))
         if isinstance(record, dict):
-            self.store(Session(session_id, state, record.get("_o"), record.get("_c", self.clock())))
+            created = record.get("_c", self.clock())
+            self.store(Session(session_id, state, record.get("_o"), created, noted=noted_of(record.get("_e"))))
 
     def delete(self, session_id: str, owner: str | None = None) -> bool:
         """End a session of *owner*; ``False`` if it did not exist or is not theirs."""
@@ -226,6 +235,8 @@ class SessionStore:
         record["_c"] = session.created
         if session.owner is not None:
             record["_o"] = session.owner
+        if session.noted is not None:
+            record["_e"] = list(session.noted)
         return record
 
     def _index(self, session: Session) -> None:

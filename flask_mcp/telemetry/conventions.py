@@ -5,10 +5,14 @@ that what a span says is decided (and tested) in one place. The names are
 those of the GenAI conventions' MCP page (``mcp.*``, ``gen_ai.*``,
 ``jsonrpc.*``, ``rpc.*``, ``network.*``, ``error.type``).
 
-What comes from the client is bounded: a method no table of the server
-names is ``_OTHER``, a tool or prompt name that is not registered never
-becomes a span name or a metric attribute (it stays on the span only,
-truncated), and every string attribute is cut at :data:`MAX_ATTRIBUTE_LENGTH`.
+What comes from the client is bounded, so that no client can make span
+names or metric attribute values without end: a method no table of the
+server names is ``_OTHER``; a tool or prompt name that is not registered is
+``_OTHER`` in the span name and the metric attributes (the span's own
+``gen_ai.tool.name`` keeps it, truncated); a revision the server does not
+know is ``_OTHER`` in the metric attributes; a resource URI is never a
+metric attribute (only the span's, truncated); and every string attribute
+is cut at :data:`MAX_ATTRIBUTE_LENGTH`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import typing as t
 
 from ..core.methods import HANDLERS, MODERN_HANDLERS, NOTIFICATION_HANDLERS
 from ..protocol.envelope import PROTOCOL_VERSION
+from ..protocol.versions import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 
 if t.TYPE_CHECKING:
     from ..components.registry import Registry
@@ -25,6 +30,8 @@ if t.TYPE_CHECKING:
 
 __all__ = [
     "ERROR_TYPE",
+    "KNOWN_METHODS",
+    "KNOWN_VERSIONS",
     "MAX_ATTRIBUTE_LENGTH",
     "METHOD_NAME",
     "OTHER",
@@ -32,6 +39,7 @@ __all__ = [
     "TOOL_ERROR",
     "bounded",
     "message_attributes",
+    "method_of",
     "metric_attributes",
     "outcome_of",
     "protocol_attributes",
@@ -66,11 +74,13 @@ MAX_ATTRIBUTE_LENGTH = 256
 _URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
 #: Every method the server has a handler for, in either era, and the notifications it takes.
 KNOWN_METHODS = frozenset(HANDLERS) | frozenset(MODERN_HANDLERS) | frozenset(NOTIFICATION_HANDLERS)
-#: Attributes that also describe the operation in ``mcp.server.operation.duration``.
+#: The revisions the server speaks, in either era: any other is ``_OTHER`` in a metric.
+KNOWN_VERSIONS = frozenset(SUPPORTED_PROTOCOL_VERSIONS) | frozenset(MODERN_PROTOCOL_VERSIONS)
+#: Attributes that also describe the operation in ``mcp.server.operation.duration``, as they are
+#: (each of a small set the server decides); the names and the revision are bounded on the way.
 _METRIC_KEYS = (
     METHOD_NAME,
     OPERATION_NAME,
-    PROTOCOL_VERSION_ATTRIBUTE,
     NETWORK_TRANSPORT,
     NETWORK_PROTOCOL_NAME,
     NETWORK_PROTOCOL_VERSION,
@@ -99,11 +109,11 @@ def _registered(registry: Registry, method: str, name: t.Any) -> bool:
 
 
 def span_name(method: str, params: t.Mapping[str, t.Any], registry: Registry) -> str:
-    """``{mcp.method.name} {target}``: the tool or prompt when one of those registered is named."""
+    """``{mcp.method.name} {target}``: the tool or prompt named, :data:`OTHER` when it is not registered."""
     name = method_of(method)
-    target = params.get("name")
-    if name in ("tools/call", "prompts/get") and _registered(registry, name, target):
-        return f"{name} {target}"
+    if name in ("tools/call", "prompts/get"):
+        target = params.get("name")
+        return f"{name} {target if _registered(registry, name, target) else OTHER}"
     return name
 
 
@@ -177,13 +187,18 @@ def _tool_error_text(result: t.Mapping[str, t.Any]) -> str | None:
 
 
 def metric_attributes(attributes: t.Mapping[str, t.Any], registry: Registry) -> dict[str, t.Any]:
-    """The attributes of ``mcp.server.operation.duration``: low-cardinality ones only.
+    """The attributes of ``mcp.server.operation.duration``: each from a set the server bounds.
 
-    A tool or prompt name is kept only when it is registered: a client can send any string.
+    A tool or prompt name is itself only when it is registered, and a
+    revision only when the server speaks it: :data:`OTHER` otherwise (a
+    client can send any string). A resource URI is not one of them.
     """
     kept = {key: attributes[key] for key in _METRIC_KEYS if key in attributes}
     method = attributes.get(METHOD_NAME, "")
     for key in (TOOL_NAME, PROMPT_NAME):
-        if key in attributes and _registered(registry, method, attributes[key]):
-            kept[key] = attributes[key]
+        if key in attributes:
+            kept[key] = attributes[key] if _registered(registry, method, attributes[key]) else OTHER
+    version = attributes.get(PROTOCOL_VERSION_ATTRIBUTE)
+    if version is not None:
+        kept[PROTOCOL_VERSION_ATTRIBUTE] = version if version in KNOWN_VERSIONS else OTHER
     return kept

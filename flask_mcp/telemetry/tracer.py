@@ -5,16 +5,16 @@ conventions (:mod:`.conventions`), and the ``mcp.server.operation.duration``
 and ``mcp.server.session.duration`` histograms.
 
 The span's parent is the trace context the client sent in ``params._meta``
-(``traceparent``, ``tracestate``, ``baggage``), linked to the ambient one
+(``traceparent``, ``tracestate``, ``baggage``; read by :mod:`.context`), linked to the ambient one
 (the HTTP server span of an instrumented Flask app); without one, the
 ambient context is the parent. A message handled inside another one's
 handler (a tool reading a resource through its context) is an INTERNAL
 span of that one.
 
-A message the endpoint refuses before the core sees it
-(:mod:`flask_mcp.transport.refusals`) is a span of its own too, named
-``{mcp.method.name}`` when the method could be read and ``MCP`` otherwise,
-whose ``error.type`` is the answer's HTTP status and
+A message a surface refuses before the core sees it
+(:mod:`flask_mcp.transport.refusals`) is a span of its own too, named as a
+handled one when the method could be read (``tools/call add``) and ``MCP``
+otherwise, whose ``error.type`` is the answer's HTTP status and
 ``rpc.response.status_code`` its JSON-RPC code.
 
 With no SDK configured (the API's global providers are still its proxies)
@@ -33,13 +33,14 @@ from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
-from ..protocol.versions import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ..transport.refusals import CORE_REACHED_KEY
 from ..transport.stdio import NETWORK_TRANSPORT_KEY
 from . import conventions as semconv
 from .content import recorded
+from .context import client_context
 
 if t.TYPE_CHECKING:
+    from ..components.registry import Registry
     from ..core.client import ClientState
     from ..core.server import Server
     from ..core.tracing import Refusal
@@ -51,9 +52,6 @@ __all__ = ["DURATION_BUCKETS", "REFUSED_SPAN_NAME", "OpenTelemetryTracer", "netw
 
 #: The bucket boundaries the conventions advise for both histograms, in seconds.
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
-#: The ``_meta`` keys a trace context travels in, and the longest value taken of each.
-_CARRIER_KEYS = ("traceparent", "tracestate", "baggage")
-_CARRIER_MAX = 8192
 #: Set while a message's span is current: a message handled within it is part of it.
 _in_message: contextvars.ContextVar[bool] = contextvars.ContextVar("flask_mcp_in_message", default=False)
 _INSTRUMENTATION = "flask_mcp"
@@ -61,8 +59,8 @@ _INSTRUMENTATION = "flask_mcp"
 _LOOK_AGAIN = 1.0
 #: The name of a refused message's span when its method could not be read.
 REFUSED_SPAN_NAME = "MCP"
-#: The revisions a refused message may name as ``mcp.protocol.version``: any other string is not recorded.
-_KNOWN_VERSIONS = frozenset(SUPPORTED_PROTOCOL_VERSIONS) | frozenset(MODERN_PROTOCOL_VERSIONS)
+#: The HTTP versions recorded as ``network.protocol.version``: a request line may say anything.
+_HTTP_VERSIONS = frozenset({"0.9", "1.0", "1.1", "2", "2.0", "3", "3.0"})
 
 
 def _version() -> str | None:
@@ -88,23 +86,12 @@ def network_attributes() -> dict[str, t.Any]:
         return {} if transport is None else {semconv.NETWORK_TRANSPORT: transport}
     attributes: dict[str, t.Any] = {semconv.NETWORK_TRANSPORT: "tcp", semconv.NETWORK_PROTOCOL_NAME: "http"}
     protocol = environ.get("SERVER_PROTOCOL", "")
-    if isinstance(protocol, str) and protocol.startswith("HTTP/"):
+    if isinstance(protocol, str) and protocol.startswith("HTTP/") and protocol[5:] in _HTTP_VERSIONS:
         attributes[semconv.NETWORK_PROTOCOL_VERSION] = protocol[5:]
     address = environ.get("REMOTE_ADDR")
     if address:
         attributes[semconv.CLIENT_ADDRESS] = address
     return attributes
-
-
-def _carrier(params: t.Mapping[str, t.Any]) -> dict[str, str] | None:
-    """The trace context of ``params._meta``: its string values only, each bounded; ``None`` without one."""
-    meta = params.get("_meta")
-    if not isinstance(meta, dict):
-        return None
-    carrier = {
-        key: value for key in _CARRIER_KEYS if isinstance(value := meta.get(key), str) and len(value) <= _CARRIER_MAX
-    }
-    return carrier if "traceparent" in carrier else None
 
 
 def _is_stand_in(provider: object) -> bool:
@@ -243,12 +230,12 @@ class OpenTelemetryTracer:
         """The span and measurement of a message refused before the core saw it (see the module docstring)."""
         if not self.recording:
             return
-        attributes = refused_attributes(refusal)
-        name = REFUSED_SPAN_NAME if refusal.method is None else attributes[semconv.METHOD_NAME]
-        carrier = _carrier(refusal.params)
-        parent = propagate.extract(carrier) if carrier is not None else None
-        if parent is not None and not trace.get_current_span(parent).get_span_context().is_valid:
-            parent = None
+        registry = self.server.registry
+        attributes = refused_attributes(refusal, registry)
+        name = (
+            REFUSED_SPAN_NAME if refusal.method is None else semconv.span_name(refusal.method, refusal.params, registry)
+        )
+        parent = client_context(refusal.params)
         span = self.start(name, parent, False, attributes, start_time=refusal.started)
         if span is not None:
             span.set_status(Status(StatusCode.ERROR, semconv.bounded(refusal.message)))
@@ -286,17 +273,16 @@ class OpenTelemetryTracer:
         )
 
 
-def refused_attributes(refusal: Refusal) -> dict[str, t.Any]:
-    """What the conventions record of a refused message: never its params, nor a value the server does not know.
+def refused_attributes(refusal: Refusal, registry: Registry) -> dict[str, t.Any]:
+    """What the conventions record of a refused message: as of a handled one, never a revision the server does not know.
 
     ``mcp.method.name`` is :data:`~.conventions.OTHER` when the method could not be read;
+    the tool, prompt or resource it names as for a handled message (truncated);
     ``mcp.protocol.version`` is recorded only for a revision the server knows.
     """
-    method = semconv.method_of(refusal.method) if isinstance(refusal.method, str) else semconv.OTHER
-    attributes: dict[str, t.Any] = {semconv.METHOD_NAME: method}
-    if refusal.request_id is not None:
-        attributes[semconv.REQUEST_ID] = semconv.bounded(refusal.request_id)
-    if refusal.protocol_version in _KNOWN_VERSIONS:
+    method = refusal.method if isinstance(refusal.method, str) else semconv.OTHER
+    attributes = semconv.message_attributes(method, refusal.params, refusal.request_id, registry)
+    if refusal.protocol_version in semconv.KNOWN_VERSIONS:
         attributes[semconv.PROTOCOL_VERSION_ATTRIBUTE] = refusal.protocol_version
     attributes.update(network_attributes())
     attributes[semconv.ERROR_TYPE] = refusal.error_type
@@ -337,11 +323,8 @@ class _MessageSpan:
             if arguments is not None:
                 self.attributes[semconv.TOOL_ARGUMENTS] = arguments
         nested = _in_message.get()
-        carrier = None if nested else _carrier(self.params)
         # The client's context (its baggage too) is the parent; else the ambient one.
-        parent = propagate.extract(carrier) if carrier is not None else None
-        if parent is not None and not trace.get_current_span(parent).get_span_context().is_valid:
-            parent = None  # not a trace context after all: the ambient one is the parent
+        parent = None if nested else client_context(self.params)
         self.span = self.tracer.start(self.name, parent, nested, self.attributes)
         if not nested and has_request_context():  # the endpoint's answer is then the core's, not a refusal
             request.environ[CORE_REACHED_KEY] = True

@@ -28,12 +28,13 @@ from __future__ import annotations
 import io
 import logging
 import sys
+import time
 import typing as t
 from http import HTTPStatus
 from wsgiref.handlers import read_environ
 from wsgiref.util import guess_scheme
 
-from flask import request
+from flask import Response, request
 
 from ..auth.gate import Unauthorized, error_status
 from ..core.calls import DirectCallFailed, Reason, call_tool_json
@@ -46,6 +47,7 @@ from .body import BodyRejected, read_body
 from .guard import is_json_request, rejection
 from .openapi import build_document, security_schemes
 from .openapi_access import views_differ, visible_view
+from .refusals import report
 from .stdout import stdout_to_stderr
 
 if t.TYPE_CHECKING:
@@ -252,6 +254,7 @@ def serve_cgi(app: Flask, stdin: t.BinaryIO | None = None, stdout: t.BinaryIO | 
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     environ = cgi_environ(stdin)
+    started = time.time_ns()
     with stdout_to_stderr():  # a tool's print() must not corrupt the response
         try:
             response = handle_cgi(app, environ, stdin)
@@ -261,4 +264,20 @@ def serve_cgi(app: Flask, stdin: t.BinaryIO | None = None, stdout: t.BinaryIO | 
         except Exception:  # a bug here still owes the web server a well-formed response
             logger.exception("CGI request failed")
             response = _error(500, "Error: internal error (details are in the server log)")
+        _trace_refusal(app, state, environ, response, started)
     response.write(stdout, head=environ.get("REQUEST_METHOD", "").upper() == "HEAD")
+
+
+def _trace_refusal(app: Flask, state: MCPState, environ: dict[str, t.Any], response: CGIResponse, started: int) -> None:
+    """The one place CGI tells the tracer of a tool call it refused before the core saw it.
+
+    In a request context of the CGI request, so that the span says where it
+    came from as the spans of the calls CGI makes do.
+    """
+    tracer = state.server.tracer
+    path = environ.get("PATH_INFO") or "/"
+    if tracer is None or response.status < 400 or not path.startswith("/tools/") or not tracer.recording:
+        return
+    answer = Response(response.body, status=response.status, headers=response.headers)
+    with app.request_context(environ):
+        report(tracer, environ, answer, started, ("tools/call", {"name": path[len("/tools/") :]}))

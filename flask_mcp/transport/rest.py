@@ -33,6 +33,7 @@ from .body import BodyRejected, read_request_body
 from .guard import is_json_request, rejection
 from .openapi import OpenAPIDocument, SecuritySchemes, security_schemes
 from .openapi_access import connect_origins, oauth_schemes, views_differ, visible_view
+from .refusals import Addressed, traced_view
 from .rules import add_rule
 from .swagger_page import (
     ASSETS_PATH,
@@ -115,8 +116,8 @@ def add_routes(app: Flask, state: MCPState, endpoint_prefix: str, mcp_path: str)
     state.rest_site = site
     read = ("GET", "HEAD", "OPTIONS")
     views: list[tuple[str, str, t.Callable[..., Response], tuple[str, ...]]] = [
-        ("/tools/<name>", "rest_tool", tool_view, ("POST", "OPTIONS")),
-        ("/resources", "rest_resource", resource_view, read),
+        ("/tools/<name>", "rest_tool", traced_view(tool_view, _tool_addressed), ("POST", "OPTIONS")),
+        ("/resources", "rest_resource", traced_view(resource_view, _resource_addressed), read),
         ("/openapi.json", "rest_openapi", openapi_view, read),
         ("/docs", "rest_docs", docs_view, read),
         (INITIALISER_PATH, "rest_docs_initialiser", initialiser_view, read),
@@ -134,6 +135,15 @@ def add_routes(app: Flask, state: MCPState, endpoint_prefix: str, mcp_path: str)
         ]
     for path, name, view, methods in views:
         add_rule(app, prefix + path, f"{endpoint_prefix}.{name}", view, methods)
+
+
+def _tool_addressed(name: str) -> Addressed:
+    return "tools/call", {"name": name}
+
+
+def _resource_addressed() -> Addressed:
+    uri = request.args.get("uri")
+    return "resources/read", {"uri": uri} if uri else {}
 
 
 def _security(state: MCPState, cookie_name: str) -> SecuritySchemes | None:

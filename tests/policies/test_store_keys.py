@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import typing as t
+
 import pytest
 
-from flask_mcp.policies.store_keys import key, tag
+from flask_mcp.policies import store_keys
+from flask_mcp.policies.store_keys import (
+    SESSION_SWEEP_CURSOR,
+    key,
+    session_end_count,
+    session_end_entry,
+    session_ended,
+    session_sweep_claim,
+    tag,
+)
 
 
 def test_a_minted_id_is_its_own_tag() -> None:
@@ -23,3 +34,20 @@ def test_the_tag_is_the_first_braces_of_the_key() -> None:
     """A lock (``<key>:lock``) and every key of one owner hash to the owner's tag alone."""
     name = key("subs", "s1") + ":lock"
     assert name[name.index("{") + 1 : name.index("}")] == "s1"
+
+
+def test_the_table_names_every_key_of_the_session_ends() -> None:
+    """The session ends' keys are made here, and the module's table names each family."""
+    made = [
+        session_end_entry(7, 1),
+        session_end_count(7),
+        session_sweep_claim(7),
+        session_ended("s1"),
+        SESSION_SWEEP_CURSOR,
+    ]
+    table = t.cast(str, store_keys.__doc__)
+    for name in made:
+        family = name.split(":", 1)[0]
+        assert f"``{family}``" in table, family
+    assert made[:3] == ["sess-end:{7}:1", "sess-end-n:{7}", "sess-sweep:{7}"]
+    assert made[3] == key("sess-ended", "s1")

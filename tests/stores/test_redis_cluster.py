@@ -15,10 +15,21 @@ import uuid
 
 import pytest
 from flask import Flask
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from flask_mcp import MCP, Context
+from flask_mcp.policies.store_keys import (
+    SESSION_SWEEP_CURSOR,
+    session_end_count,
+    session_end_entry,
+    session_ended,
+    session_sweep_claim,
+)
 from flask_mcp.policies.store_keys import key as store_key
+from flask_mcp.stores.session_ends import noted_of
 from flask_mcp.stores.waker import Waker
+from flask_mcp.telemetry import instrument
 from flask_mcp.testing import MCPTestClient
 
 from ..core.test_tasks import TASKS
@@ -250,3 +261,53 @@ def test_two_gunicorn_processes_share_the_cluster(redis_cluster: Cluster, cluste
         assert endpoints[1].post(call("flip", request_id=20), session_id).status == 200
         listed = endpoints[0].post({"jsonrpc": "2.0", "id": 21, "method": "tools/list"}, session_id).json()
         assert "spare" not in {tool["name"] for tool in listed["result"]["tools"]}
+
+
+def _rebuilt(name: str, session_id: str) -> str:
+    """*name* (a key of the session ends, without the prefix) as :mod:`~flask_mcp.policies.store_keys` makes it."""
+    if name == SESSION_SWEEP_CURSOR:
+        return name
+    family, rest = name.split(":", 1)
+    owner, _, after = rest[1:].partition("}")
+    builders: dict[str, t.Callable[[], str]] = {
+        "sess-end": lambda: session_end_entry(int(owner), int(after.lstrip(":"))),
+        "sess-end-n": lambda: session_end_count(int(owner)),
+        "sess-sweep": lambda: session_sweep_claim(int(owner)),
+        "sess-ended": lambda: session_ended(session_id),
+    }
+    return builders[family]()
+
+
+def test_the_keys_of_sessions_ends_are_the_table_s(
+    redis_cluster: Cluster, cluster_prefix: str, make_client: t.Callable[..., MCPTestClient]
+) -> None:
+    """With a meter, a session's end is awaited in its window's slot and claimed in its own."""
+    app = worker(redis_cluster, cluster_prefix, Runs())
+    meters = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    try:
+        instrument(app, meter_provider=meters)
+        client = make_client(app)
+        client.initialize()
+        client.call_tool("add", {"a": 1, "b": 2})
+        session_id = t.cast(str, client.session_id)
+        with app.app_context():
+            record = app.extensions["mcp"].sessions.cache.get(store_key("session", session_id))
+        noted = noted_of(record["_e"])
+        assert noted is not None
+        assert client.http.delete("/mcp", headers=client.headers()).status_code == 204
+    finally:
+        meters.shutdown()
+    found: list[str] = []
+    ephemeral = cluster_prefix + "e:"  # the short-lived store's keys, where the ends are awaited
+    for node in redis_cluster.nodes:
+        with node.client() as connection:
+            found += [name.decode()[len(ephemeral) :] for name in connection.keys(f"{ephemeral}sess-*")]
+    assert {session_end_entry(*noted), session_end_count(noted[0]), session_ended(session_id)} <= set(found)
+    assert all(_rebuilt(name, session_id) == name for name in found), found
+    with redis_cluster.nodes[0].client() as connection:
+
+        def slot(name: str) -> int:
+            return int(connection.cluster("keyslot", ephemeral + name))
+
+        assert slot(session_end_entry(*noted)) == slot(session_end_count(noted[0]))
+        assert slot(session_ended(session_id)) == slot(store_key("session", session_id))

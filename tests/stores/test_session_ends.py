@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 import typing as t
 
 import pytest
+import redis
 from flask import Flask
 from flask_caching import Cache
 
@@ -13,7 +15,7 @@ from flask_mcp.core.client import ClientState
 from flask_mcp.stores import sessions as sessions_module
 from flask_mcp.stores.session_ends import LOOKBACK, SessionEnds
 from flask_mcp.stores.sessions import SessionStore
-from tests.conftest import Clock
+from tests.conftest import Clock, worker_app
 
 TTL = 600
 WINDOW = 60
@@ -230,3 +232,70 @@ def test_a_session_the_store_still_holds_past_its_end_is_looked_at_again(
     clock.advance(3 * WINDOW)
     sweep(store)
     assert [(duration, error_type) for duration, _, error_type in recorder.recorded] == [(TTL, "timeout")]
+
+
+def _commands(redis_url: str) -> int:
+    """How many commands the redis-server has run so far (not counting the ``INFO`` that asks)."""
+    with redis.Redis.from_url(redis_url) as client:
+        stats = client.info("commandstats")
+    return sum(int(found["calls"]) for name, found in stats.items() if name != "cmdstat_info")
+
+
+def test_a_session_write_costs_at_most_one_more_command_on_redis(redis_url: str, prefix: str) -> None:
+    """Counted by the server (``INFO commandstats``): one ``SET`` of the entry a write, and a few to take numbers."""
+    app = worker_app(redis_url, prefix)
+    state = app.extensions["mcp"]
+    store: SessionStore = state.sessions
+    now = time.time()
+    store.clock = lambda: now  # every expiry in one window
+    sessions = 40
+
+    def write_sessions() -> int:
+        before = _commands(redis_url)
+        for _ in range(sessions):
+            session = store.open(store.create(ClientState()))
+            assert session is not None
+            store.store(session)  # written again, its expiry in the same window
+        return _commands(redis_url) - before
+
+    with app.app_context():
+        state.ephemeral_cache.get("warm")  # its connection is open before anything is counted
+        unmeasured = write_sessions()
+        store.ends = SessionEnds(store, state.ephemeral_cache, Recorder(), WINDOW)
+        measured = write_sessions()
+    writes = 2 * sessions
+    # One block of numbers taken with an add and an increment, a second one with an increment.
+    assert measured - unmeasured <= writes + 3, (measured, unmeasured)
+
+
+def test_a_write_in_the_same_window_moves_the_end_it_awaits(
+    store: SessionStore, clock: Clock, recorder: Recorder
+) -> None:
+    """The entry of the window is overwritten, not left as it was: the end measured is the last write's."""
+    session_id = store.create(ClientState())
+    room = (store.clock() + TTL) % WINDOW
+    step = (WINDOW - room) / 2  # the new expiry stays in the window of the first
+    clock.advance(step)
+    session = store.open(session_id)
+    assert session is not None
+    store.store(session)
+    clock.advance(TTL + 3 * WINDOW)
+    sweep(store)
+    assert [(duration, error_type) for duration, _, error_type in recorder.recorded] == [(TTL + step, "timeout")]
+
+
+def test_a_forked_worker_takes_numbers_of_its_own(
+    store: SessionStore, clock: Clock, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Numbers held before a fork are the parent's: the child's sessions never overwrite its entries."""
+    from flask_mcp.stores import session_ends
+
+    parent = store.open(store.create(ClientState()))
+    assert parent is not None and parent.noted is not None
+    monkeypatch.setattr(session_ends.os, "getpid", lambda: -1)  # now in the child
+    child = store.open(store.create(ClientState()))
+    assert child is not None and child.noted is not None
+    assert child.noted[0] == parent.noted[0] and child.noted[1] > parent.noted[1] + 1
+    clock.advance(TTL + 3 * WINDOW)
+    sweep(store)
+    assert len(recorder.recorded) == 2

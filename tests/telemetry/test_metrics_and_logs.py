@@ -40,8 +40,8 @@ def test_each_operation_is_measured_with_the_conventions_attributes(
     assert add.attributes["network.transport"] == "tcp"
     assert add.attributes["mcp.protocol.version"] == client.protocol_version
     assert points[("tools/call", "refuse", "tool_error")].count == 1
-    # A name no tool has never becomes a metric attribute; nor do session ids or client addresses.
-    assert points[("tools/call", None, "-32602")].count == 1
+    # A name no tool has is _OTHER as a metric attribute; session ids and client addresses are none.
+    assert points[("tools/call", "_OTHER", "-32602")].count == 1
     assert all("mcp.session.id" not in p.attributes and "client.address" not in p.attributes for p in points.values())
     assert ("initialize", None, None) in points
 

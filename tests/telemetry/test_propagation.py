@@ -3,6 +3,7 @@ client's trace, and out to the client and into a task's run."""
 
 from __future__ import annotations
 
+import logging
 import typing as t
 
 import pytest
@@ -97,6 +98,79 @@ def test_a_bad_trace_context_is_ignored(
     span = telemetry.only("tools/call lookup")
     http_span = next(span for span in telemetry.spans() if span.name == "POST /mcp")
     assert span.parent.span_id == http_span.context.span_id  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"traceparent": "00-" + "a" * 32 + "-" + "b" * 16 + "-01-" + "x" * 600},
+        {"traceparent": "ff-" + TRACE_ID + "-" + PARENT_ID + "-01"},
+        {"traceparent": TRACEPARENT.replace("4", "é")},
+        {"traceparent": ["not", "a", "string"]},
+        {"traceparent": {"nested": TRACEPARENT}},
+        {"traceparent": None, "tracestate": TRACESTATE},
+    ],
+)
+def test_a_malformed_or_oversized_traceparent_is_ignored_without_a_word(
+    traced: Flask,
+    make_client: t.Any,
+    telemetry: Telemetry,
+    caplog: pytest.LogCaptureFixture,
+    era: str,
+    meta: dict[str, t.Any],
+) -> None:
+    client = make_client(traced, era=era)
+    if era == "handshake":
+        client.initialize()
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG):
+        result = client.request("tools/call", {"name": "lookup", "arguments": {"key": "x"}, "_meta": meta})
+    assert result["content"][0]["text"] == "X"
+    span = telemetry.only("tools/call lookup")
+    assert not span.parent.is_remote  # type: ignore[union-attr]  # the HTTP span's child, as without one
+    assert [record for record in caplog.records if record.levelno >= logging.WARNING] == []
+
+
+@pytest.mark.parametrize(
+    "tracestate",
+    [
+        "x" * 600,  # over the W3C's 512
+        ",".join(f"k{n}=v" for n in range(40)),  # over 32 members
+        "Not A Member!",
+        "rojo=" + "v" * 300,
+        "é=1",
+        42,
+    ],
+)
+def test_a_bad_tracestate_is_dropped_and_the_trace_still_continued(
+    traced: Flask, make_client: t.Any, telemetry: Telemetry, caplog: pytest.LogCaptureFixture, tracestate: t.Any
+) -> None:
+    client = make_client(traced, era="modern")
+    meta = {"traceparent": TRACEPARENT, "tracestate": tracestate, "baggage": "x" * 9000}
+    with caplog.at_level(logging.DEBUG):
+        client.request("tools/call", {"name": "lookup", "arguments": {"key": "x"}, "_meta": meta})
+    span = telemetry.only("tools/call lookup")
+    assert format(span.context.trace_id, "032x") == TRACE_ID
+    assert dict(span.context.trace_state) == {}
+    assert [record for record in caplog.records if record.levelno >= logging.WARNING] == []
+
+
+def test_a_bad_trace_context_of_a_refused_message_is_ignored(
+    traced: Flask, telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+        "params": {"_meta": {"traceparent": TRACEPARENT, "tracestate": "bad state!!", "baggage": "=;="}},
+    }
+    headers = {"Mcp-Session-Id": "no-such-session", "Accept": "application/json, text/event-stream"}
+    with caplog.at_level(logging.DEBUG):
+        assert traced.test_client().post("/mcp", json=body, headers=headers).status_code == 404
+    span = telemetry.only("tools/list")
+    assert format(span.context.trace_id, "032x") == TRACE_ID
+    assert [record for record in caplog.records if record.levelno >= logging.WARNING] == []
 
 
 def test_a_request_to_the_client_carries_the_trace(traced: Flask, make_client: t.Any, telemetry: Telemetry) -> None:
