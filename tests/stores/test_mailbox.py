@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import threading
@@ -212,17 +211,19 @@ def test_a_killed_worker_does_not_lock_its_request_id(redis_url: str) -> None:
         stream = read_events(iter(response.readline, b""))
         next(stream)  # priming
         assert next(stream).message["method"] == "sampling/createMessage"  # the tool is waiting, mid-stream
+        killed = time.monotonic()
         os.kill(int(response.headers["X-Worker-Pid"]), signal.SIGKILL)
         connection.close()
         retry = call("interview", {"prompt": "again"}, request_id="r1")
         first = b.open(retry, session_id)
-        assert first[1].status == 409  # still in use: its marker has not run out yet
-        first[0].close()
+        # Still in use while its marker has not run out; a loaded machine may take longer than the
+        # marker's lifetime to get here, and then the id is free already.
+        assert first[1].status == 409 or time.monotonic() - killed >= float(env["MCP_INFLIGHT_TTL"]), first[1].status
+        connection, response = first
+        connection.close()
         deadline = time.monotonic() + 30
-        while True:  # the marker expires on Redis's clock: look until it has
-            connection, response = b.open(retry, session_id)
-            with contextlib.closing(connection):
-                if response.status != 409:
-                    break
+        while response.status == 409:  # the marker expires on Redis's clock: look until it has
             assert time.monotonic() < deadline, "the dead worker's request id stayed locked"
+            connection, response = b.open(retry, session_id)
+            connection.close()
         assert response.status == 200 and response.headers["Content-Type"] == "text/event-stream"
