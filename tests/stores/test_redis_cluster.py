@@ -19,7 +19,7 @@ from flask import Flask
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from flask_mcp import MCP, Context
+from flask_mcp import MCP, Authenticated, Context
 from flask_mcp.policies.store_keys import (
     SESSION_SWEEP_CURSOR,
     session_end_count,
@@ -64,7 +64,8 @@ class Runs:
 
 def worker(redis_cluster: Cluster, prefix: str, runs: Runs, **config: t.Any) -> Flask:
     """One "worker process": its own app and extension, its store the cluster."""
-    mcp = MCP(name="clustered", default_permissions=[])
+    # With tokens every tool is for authenticated callers (as an app with authentication says).
+    mcp = MCP(name="clustered", default_permissions=[Authenticated] if "MCP_AUTH_TOKENS" in config else [])
 
     @mcp.tool
     def add(a: int, b: int) -> int:
