@@ -113,6 +113,17 @@ def bench_scale(session: nox.Session) -> None:
 
 
 @nox.session
+def bench_instructions(session: nox.Session) -> None:
+    """Instructions per tools/call, flask_mcp against the floors, counted by callgrind (not run by default).
+
+    Needs ``valgrind``; ``nox -s bench_instructions -- --calls 500`` passes options to
+    ``benchmarks/instructions.py``.
+    """
+    session.install("-e", ".[bench]")
+    session.run("python", "benchmarks/instructions.py", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """Check style with ruff."""
     session.install("ruff")

@@ -81,6 +81,20 @@ class ArgumentBinder:
         return fast_loader(self.schema) if isinstance(self.schema, ma.Schema) else None
 
     @functools.cached_property
+    def _plain(self) -> frozenset[str] | None:
+        # Decided once: a function that takes only its own named arguments (no
+        # provider, context or seeds) gets exactly those of the validated data.
+        if (
+            self.provider is not None
+            or self.context_param is not None
+            or self.accepts is None
+            or self.binding is ArgumentBinding.BUNDLE
+            or self.accepts & RESERVED_NAMES
+        ):
+            return None
+        return self.accepts
+
+    @functools.cached_property
     def declared(self) -> frozenset[str]:
         """Argument names the input schema declares."""
         if isinstance(self.schema, dict):
@@ -151,6 +165,9 @@ class ArgumentBinder:
         :param sent: the argument names the caller gave; under the ``caller``
             precedence only those beat the provider, not the schema's defaults.
         """
+        plain = self._plain
+        if plain is not None and isinstance(data, dict):
+            return {name: value for name, value in data.items() if name in plain}
         if self.binding is ArgumentBinding.BUNDLE:
             pool: dict[str, t.Any] = {}
         else:

@@ -64,13 +64,18 @@ class ClientState:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, t.Any]) -> ClientState:
-        """Inverse of :meth:`to_dict`."""
+    def from_dict(cls, data: dict[str, t.Any], subscriptions: Subscriptions | None = None) -> ClientState:
+        """Inverse of :meth:`to_dict`.
+
+        :param subscriptions: the client's subscriptions (kept apart from the
+            record); new, empty ones in this process when not given.
+        """
         return cls(
-            protocol_version=data.get("v", DEFAULT_NEGOTIATED_VERSION),
-            client_info=data.get("i"),
-            capabilities=data.get("c") or {},
-            log_level=data.get("l"),
+            data.get("v", DEFAULT_NEGOTIATED_VERSION),
+            data.get("i"),
+            data.get("c") or {},
+            data.get("l"),
+            LocalSubscriptions() if subscriptions is None else subscriptions,
         )
 
 

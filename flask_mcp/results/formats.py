@@ -55,6 +55,9 @@ def render_text(value: t.Any, output_format: OutputFormat) -> str:
     :raises ValueError: a value JSON cannot represent (``NaN``, ``Infinity``).
     :raises TypeError: a value of a type that has no JSON form.
     """
+    if type(value) is int and output_format is not OutputFormat.TOON:
+        # The most common result: its JSON is its repr (as the encoder writes it), and no table.
+        return int.__repr__(value)
     # Encoding as JSON first also checks the value (NaN, unknown types) for
     # the structured copy, which is encoded by the same rules later.
     text = jsonrpc.dumps(value)

@@ -8,6 +8,7 @@ production) can serve any request of a session.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import secrets
 import time
@@ -135,10 +136,11 @@ class SessionStore:
 
     def open(self, session_id: str, owner: str | None = None) -> Session | None:
         """The live session *session_id* of *owner*, or ``None`` if unknown, expired, deleted or not theirs."""
+        key = store_key(_KEY, session_id)
         if self.read_along is None:
-            record, along = self.cache.get(store_key(_KEY, session_id)), None
+            record, along = self.cache.get(key), None
         else:
-            record, along = self.cache.get_many(store_key(_KEY, session_id), self.read_along)
+            record, along = self.cache.get_many(key, self.read_along)
         if not isinstance(record, dict) or record.get("_o") != owner:
             return None
         now = self.clock()
@@ -146,8 +148,8 @@ class SessionStore:
         if self.max_age is not None and now - created > self.max_age:
             self._expire(session_id, owner, record)
             return None
-        session = Session(session_id, ClientState.from_dict(record), owner, created, along, noted_of(record.get("_e")))
-        session.state.subscriptions = self.subscriptions(session_id)
+        state = ClientState.from_dict(record, self.subscriptions(session_id))
+        session = Session(session_id, state, owner, created, along, noted_of(record.get("_e")))
         if now - record.get("t", 0) > self._refresh_after:
             self.store(session)
         return session
@@ -288,8 +290,13 @@ class CacheSubscriptions:
 
     def __init__(self, cache: Cache, session_id: str, ttl: int) -> None:
         self.cache = cache
-        self.key = store_key(_SUBSCRIPTIONS_KEY, session_id)
+        self.session_id = session_id
         self.ttl = ttl
+
+    @functools.cached_property
+    def key(self) -> str:
+        """The list's key; made on first use, as most requests never look at their subscriptions."""
+        return store_key(_SUBSCRIPTIONS_KEY, self.session_id)
 
     def uris(self) -> list[str]:
         """The subscribed URIs, oldest first."""

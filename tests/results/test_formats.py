@@ -43,6 +43,20 @@ def test_render_text(value: t.Any, output_format: OutputFormat, toon: bool) -> N
         assert json.loads(text) == value
 
 
+class _Level(int):
+    """An int subclass whose repr is not its JSON (as an IntEnum's is not)."""
+
+    def __repr__(self) -> str:
+        return "Level(3)"
+
+
+@pytest.mark.parametrize("value", [0, 42, -7, 2**64, 10**300, True, False, _Level(3)])
+@pytest.mark.parametrize("output_format", [OutputFormat.JSON, OutputFormat.AUTO])
+def test_render_text_writes_integers_as_the_encoder_does(value: int, output_format: OutputFormat) -> None:
+    # Integers skip the encoder; booleans and int subclasses must not.
+    assert render_text(value, output_format) == json.dumps(value)
+
+
 def test_toon_falls_back_to_json_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     real_import = builtins.__import__
 

@@ -1,0 +1,186 @@
+"""Instructions per ``tools/call``, counted by callgrind: flask_mcp against the floor, whatever else the machine runs.
+
+    python benchmarks/instructions.py [--calls N] [--jobs N] [--only NAMES] [--json PATH]
+
+Wall-clock timings on a shared machine move by tens of percent from one run
+to the next; the number of instructions a process executes does not. Each
+scenario is run twice under ``valgrind --tool=callgrind`` in process through
+the WSGI app (no server, no sockets): once warmed up and stopped, once
+warmed up and then sending ``--calls`` more ``tools/call add(40, 2)``. The
+difference, divided by the calls, is what one call costs, free of the
+interpreter's start-up and the imports.
+
+Scenarios: ``floor`` and ``floor-modern`` (the bare Flask views of
+``servers/floor_app.py``), ``flask_mcp`` (handshake era, a session in
+SimpleCache), ``flask_mcp-modern`` (2026-07-28), and ``flask_mcp-redis``
+(handshake, the session in RedisCache on a private redis-server; skipped
+when ``redis-server`` is not installed). Each flask_mcp scenario's ratio is
+to its era's floor: instructions of the floor over its own, so 1.00 is the
+floor's cost and 0.5 twice it. The Redis scenario counts the Python
+process's instructions only; the round trip's wait and the server's work
+are not in them.
+
+``--scenario NAME --count N`` runs one scenario's calls in this process (no
+valgrind): what the two counted runs execute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import typing as t
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.load import Era, call_body, call_headers
+from benchmarks.scale import environ_for, open_session, post
+
+if t.TYPE_CHECKING:
+    from flask import Flask
+
+DEFAULT_JSON = Path(__file__).with_name("results") / "instructions.json"
+WARMUP = 300
+SCENARIOS: dict[str, tuple[str, Era]] = {
+    # name: (what app, which era); the floors first, every ratio needs them.
+    "floor": ("floor", "handshake"),
+    "floor-modern": ("floor-modern", "modern"),
+    "flask_mcp": ("stateful", "handshake"),
+    "flask_mcp-modern": ("stateful", "modern"),
+    "flask_mcp-redis": ("redis", "handshake"),
+}
+FLOOR_OF: dict[Era, str] = {"handshake": "floor", "modern": "floor-modern"}
+
+
+def build(kind: str) -> Flask:
+    """The app a scenario sends its calls to."""
+    if kind == "floor":
+        from benchmarks.servers.floor_app import app
+
+        return app
+    if kind == "floor-modern":
+        from benchmarks.servers.floor_app import modern_app
+
+        return modern_app
+    from benchmarks.servers.flask_mcp_app import create_app
+
+    return create_app(kind)
+
+
+def caller(name: str) -> t.Callable[[], None]:
+    """A function sending *name*'s ``tools/call add(40, 2)``, its answer checked once here."""
+    kind, era = SCENARIOS[name]
+    app = build(kind)
+    session = open_session(app) if era == "handshake" and not kind.startswith("floor") else ""
+    message = call_body(7, 40, 2, era)
+    headers = call_headers(session, era)
+    status, _, data = post(app, message, headers)
+    if not status.startswith("200") or json.loads(data)["result"]["structuredContent"] != {"result": 42}:
+        raise SystemExit(f"{name}: the call failed: {status} {data!r}")
+    body = json.dumps(message).encode()
+    environ = environ_for(body, headers)
+
+    def ignore(status: str, headers: list[tuple[str, str]], exc_info: t.Any = None) -> None:
+        pass
+
+    def call() -> None:
+        chunks = app({**environ, "wsgi.input": io.BytesIO(body)}, ignore)
+        for _ in chunks:
+            pass
+        getattr(chunks, "close", lambda: None)()
+
+    return call
+
+
+def run_scenario(name: str, count: int) -> None:
+    """Warm *name* up, then send *count* calls (what each counted run executes)."""
+    call = caller(name)
+    for _ in range(WARMUP):
+        call()
+    for _ in range(count):
+        call()
+
+
+def counted(name: str, count: int, redis_url: str | None) -> int:
+    """Instructions callgrind counts for a run of *name* with *count* measured calls."""
+    environment = {**os.environ, "PYTHONHASHSEED": "0"}
+    if redis_url:
+        environment["BENCH_REDIS_URL"] = redis_url
+    with tempfile.TemporaryDirectory() as scratch:
+        command = [
+            "valgrind", "--tool=callgrind", f"--callgrind-out-file={scratch}/out",
+            sys.executable, __file__, "--scenario", name, "--count", str(count),
+        ]  # fmt: skip
+        done = subprocess.run(command, env=environment, capture_output=True, text=True, check=False)
+    found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
+    if done.returncode != 0 or not found:
+        raise SystemExit(f"{name}: callgrind failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def measure(names: list[str], calls: int, jobs: int) -> dict[str, float]:
+    """Instructions per call of each scenario in *names*."""
+    redis = None
+    if "flask_mcp-redis" in names:
+        if shutil.which("redis-server"):
+            from benchmarks.servers_under_test import Redis
+
+            redis = Redis()
+        else:
+            print("flask_mcp-redis: skipped, redis-server is not installed")
+            names = [name for name in names if name != "flask_mcp-redis"]
+    try:
+        per_call: dict[str, float] = {}
+        with ThreadPoolExecutor(jobs) as pool:  # the counts do not depend on what else runs
+            runs = {
+                name: [pool.submit(counted, name, count, redis.url if redis else None) for count in (0, calls)]
+                for name in names
+            }
+            for name, (base, loaded) in runs.items():
+                per_call[name] = (loaded.result() - base.result()) / calls
+                print(f"  {name}: {per_call[name]:,.0f} instructions per call", flush=True)
+        return per_call
+    finally:
+        if redis:
+            redis.stop()
+
+
+def main(argv: list[str] | None = None) -> dict[str, t.Any]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=300, help="measured calls per scenario (default 300)")
+    parser.add_argument("--jobs", type=int, default=2, help="callgrind runs at once (default 2)")
+    parser.add_argument("--only", default="", help="comma-separated scenarios (default: all; the floors always run)")
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"output file (default {DEFAULT_JSON})")
+    parser.add_argument("--scenario", help=argparse.SUPPRESS)
+    parser.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.scenario:
+        run_scenario(args.scenario, args.count)
+        return {}
+    if not shutil.which("valgrind"):
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    wanted = [name for name in args.only.split(",") if name] or list(SCENARIOS)
+    names = [name for name in SCENARIOS if name in wanted or name.startswith("floor")]
+    per_call = measure(names, args.calls, args.jobs)
+    report: dict[str, t.Any] = {"calls": args.calls, "scenarios": {}}
+    print(f"{'scenario':<20}{'instructions/call':>20}{'ratio to floor':>16}{'over floor':>14}")
+    for name, value in per_call.items():
+        floor = per_call[FLOOR_OF[SCENARIOS[name][1]]]
+        ratio = floor / value
+        report["scenarios"][name] = {"instructions_per_call": round(value), "ratio_to_floor": round(ratio, 3)}
+        print(f"{name:<20}{value:>20,.0f}{ratio:>16.2f}{value - floor:>14,.0f}")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+if __name__ == "__main__":
+    main()
