@@ -52,7 +52,7 @@ class Provider:
     def __init__(self) -> None:
         self.secret = secrets.token_urlsafe(16)
         self.process = subprocess.Popen(
-            [sys.executable, str(PROVIDER), "--client-id", CLIENT_ID, "--client-secret", self.secret],
+            [sys.executable, str(PROVIDER), f"--client-id={CLIENT_ID}", f"--client-secret={self.secret}"],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
