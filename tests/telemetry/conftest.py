@@ -6,6 +6,7 @@ running with them as its stand-ins, which record nothing.
 
 from __future__ import annotations
 
+import io
 import typing as t
 
 import pytest
@@ -18,6 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from flask_mcp import MCP
 from flask_mcp.telemetry import instrument
+from flask_mcp.transport.cgi import serve_cgi
 
 
 class Telemetry:
@@ -96,3 +98,28 @@ def calc() -> MCP:
         return f"Hello {name}"
 
     return extension
+
+
+def cgi(app: Flask, monkeypatch: pytest.MonkeyPatch, path: str, body: bytes = b"{}", **extra: str) -> int:
+    """Run one CGI request in this process; its status."""
+    environ = {
+        "GATEWAY_INTERFACE": "CGI/1.1",
+        "REQUEST_METHOD": "POST",
+        "SCRIPT_NAME": "/cgi-bin/mcp",
+        "PATH_INFO": path,
+        "QUERY_STRING": "",
+        "SERVER_NAME": "example.org",
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "192.0.2.1",
+        "HTTP_HOST": "example.org",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(body)),
+        **extra,
+    }
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    out = io.BytesIO()
+    serve_cgi(app, io.BytesIO(body), out)
+    status_line = out.getvalue().split(b"\r\n", 1)[0]
+    return int(status_line.split()[1])

@@ -3,7 +3,6 @@ the MCP endpoint, with the network attributes of the spans those surfaces make f
 
 from __future__ import annotations
 
-import io
 import json
 import typing as t
 
@@ -12,8 +11,7 @@ from flask import Flask
 from opentelemetry.trace import SpanKind, StatusCode
 
 from flask_mcp import MCP
-from flask_mcp.transport.cgi import serve_cgi
-from tests.telemetry.conftest import Telemetry
+from tests.telemetry.conftest import Telemetry, cgi
 
 TOKEN = "s3cret-token-of-the-caller"
 
@@ -103,31 +101,6 @@ def test_rest_answers_that_are_not_errors_make_no_refusal(app: Flask, telemetry:
     assert app.test_client().options("/mcp/rest/tools/add").status_code == 204
     assert rest_call(app, "add", json.dumps({"a": 1, "b": 2}).encode()).status_code == 200
     assert [span.name for span in telemetry.mcp_spans()] == ["tools/call add"]
-
-
-def cgi(app: Flask, monkeypatch: pytest.MonkeyPatch, path: str, body: bytes = b"{}", **extra: str) -> int:
-    """Run one CGI request in this process; its status."""
-    environ = {
-        "GATEWAY_INTERFACE": "CGI/1.1",
-        "REQUEST_METHOD": "POST",
-        "SCRIPT_NAME": "/cgi-bin/mcp",
-        "PATH_INFO": path,
-        "QUERY_STRING": "",
-        "SERVER_NAME": "example.org",
-        "SERVER_PORT": "80",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "REMOTE_ADDR": "192.0.2.1",
-        "HTTP_HOST": "example.org",
-        "CONTENT_TYPE": "application/json",
-        "CONTENT_LENGTH": str(len(body)),
-        **extra,
-    }
-    for key, value in environ.items():
-        monkeypatch.setenv(key, value)
-    out = io.BytesIO()
-    serve_cgi(app, io.BytesIO(body), out)
-    status_line = out.getvalue().split(b"\r\n", 1)[0]
-    return int(status_line.split()[1])
 
 
 @pytest.mark.filterwarnings("ignore::flask_mcp.UnprotectedToolWarning")

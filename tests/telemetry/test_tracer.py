@@ -19,9 +19,8 @@ from flask_mcp.protocol.versions import MODERN_PROTOCOL_VERSIONS
 from flask_mcp.telemetry import TelemetrySettings, tracer_for
 from flask_mcp.telemetry.content import TRUNCATED
 from flask_mcp.telemetry.tracer import OpenTelemetryTracer
-from flask_mcp.transport.cgi import serve_cgi
 from flask_mcp.transport.stdio import StdioServer
-from tests.telemetry.conftest import Telemetry
+from tests.telemetry.conftest import Telemetry, cgi
 
 
 @pytest.fixture
@@ -153,26 +152,7 @@ def test_a_rest_resource_read_is_a_span(app: Flask, telemetry: Telemetry) -> Non
 
 
 def test_a_cgi_call_is_a_span(app: Flask, telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch) -> None:
-    body = json.dumps({"a": 4, "b": 5}).encode()
-    environ = {
-        "GATEWAY_INTERFACE": "CGI/1.1",
-        "REQUEST_METHOD": "POST",
-        "SCRIPT_NAME": "/cgi-bin/mcp",
-        "PATH_INFO": "/tools/add",
-        "QUERY_STRING": "",
-        "SERVER_NAME": "example.org",
-        "SERVER_PORT": "80",
-        "SERVER_PROTOCOL": "HTTP/1.1",
-        "REMOTE_ADDR": "192.0.2.1",
-        "HTTP_HOST": "example.org",
-        "CONTENT_TYPE": "application/json",
-        "CONTENT_LENGTH": str(len(body)),
-    }
-    for key, value in environ.items():
-        monkeypatch.setenv(key, value)
-    out = io.BytesIO()
-    serve_cgi(app, io.BytesIO(body), out)
-    assert b"200" in out.getvalue().split(b"\r\n", 1)[0], out.getvalue()
+    assert cgi(app, monkeypatch, "/tools/add", json.dumps({"a": 4, "b": 5}).encode()) == 200
     span = telemetry.only("tools/call add")
     assert span.attributes["client.address"] == "192.0.2.1"  # type: ignore[index]
 
