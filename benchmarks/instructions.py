@@ -8,7 +8,10 @@ scenario is run twice under ``valgrind --tool=callgrind`` in process through
 the WSGI app (no server, no sockets): once warmed up and stopped, once
 warmed up and then sending ``--calls`` more ``tools/call add(40, 2)``. The
 difference, divided by the calls, is what one call costs, free of the
-interpreter's start-up and the imports.
+interpreter's start-up and the imports. The garbage collector is stopped
+for the counted calls: a collection of the older generations costs millions
+of instructions at a moment that depends on everything allocated before,
+so it would land in one run of a pair and not the other.
 
 Scenarios: ``floor`` and ``floor-modern`` (the bare Flask views of
 ``servers/floor_app.py``), ``flask_mcp`` (handshake era, a session in
@@ -27,6 +30,7 @@ valgrind): what the two counted runs execute.
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import json
 import os
@@ -105,6 +109,10 @@ def run_scenario(name: str, count: int) -> None:
     call = caller(name)
     for _ in range(WARMUP):
         call()
+    # A collection of the older generations costs millions of instructions and comes when
+    # the allocations add up, in one run of the pair and not the other: none while counting.
+    gc.collect()
+    gc.disable()
     for _ in range(count):
         call()
 

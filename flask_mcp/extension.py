@@ -44,7 +44,7 @@ from .policies.permissions import PermissionLike, check_protected, normalize_per
 from .protocol.jsonrpc import INTERNAL_ERROR
 from .signals import current_sender
 from .transport import rest
-from .transport.http import endpoint, error_response
+from .transport.http import endpoint_of, error_response
 from .transport.metadata import register_metadata_routes
 from .transport.rules import add_rule
 
@@ -190,7 +190,7 @@ class MCP(RuntimeChanges, HookDecorators):
         # HTML page; Blueprint.add_url_rule cannot express "any method".
         blueprint = f"{setup_state.name_prefix}.{setup_state.name}".lstrip(".")
         served = ("POST", "OPTIONS") if state.settings.stateless else ("GET", "POST", "DELETE", "OPTIONS")
-        add_rule(app, path, f"{blueprint}.endpoint", endpoint, served, subdomain=setup_state.subdomain)
+        add_rule(app, path, f"{blueprint}.endpoint", endpoint_of(state), served, subdomain=setup_state.subdomain)
         # Requests to this blueprint's routes are this server's (globals.current_state).
         servers.routed(app, state, blueprint, path)
         # The REST routes live at MCP_REST_PREFIX, an absolute path, whichever way the blueprint was registered.

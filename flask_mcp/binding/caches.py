@@ -114,7 +114,17 @@ class BoundCache(Cache):
     @property
     def cache(self) -> SimpleCache:
         """The backend (typed as flask-caching types it)."""
-        return t.cast("SimpleCache", self._backend)
+        return self._backend  # type: ignore[return-value]
+
+    # The calls of every request, straight to the backend (``Cache`` goes through :attr:`cache`).
+
+    def get(self, key: str) -> t.Any:
+        """The backend's ``get``."""
+        return self._backend.get(key)
+
+    def get_many(self, *keys: str) -> list[t.Any]:
+        """The backend's ``get_many``."""
+        return self._backend.get_many(*keys)
 
 
 def bound(app: Flask, cache: Cache) -> Cache:

@@ -76,14 +76,20 @@ class ArgumentBinder:
     precedence: KwargsPrecedence = KwargsPrecedence.PROVIDER
 
     @functools.cached_property
-    def _fast(self) -> FastLoader | None:
-        # Found once: most tools take a few plain values, checked without marshmallow.
+    def fast(self) -> FastLoader | None:
+        """The schema's compiled validator, when it has one (:mod:`flask_mcp.schemas.fast_load`).
+
+        Found once: most tools take a few plain values, checked without marshmallow.
+        """
         return fast_loader(self.schema) if isinstance(self.schema, ma.Schema) else None
 
     @functools.cached_property
-    def _plain(self) -> frozenset[str] | None:
-        # Decided once: a function that takes only its own named arguments (no
-        # provider, context or seeds) gets exactly those of the validated data.
+    def plain(self) -> frozenset[str] | None:
+        """The names the function takes, when it takes only its own named arguments; else ``None``.
+
+        Decided once: a function that takes no provider's values, context or
+        seeds gets exactly those of the validated data.
+        """
         if (
             self.provider is not None
             or self.context_param is not None
@@ -114,8 +120,8 @@ class ArgumentBinder:
         declared = self.declared
         # The common case, every name declared, costs one subset test.
         unknown = () if arguments.keys() <= declared else arguments.keys() - declared
-        if not unknown and self._fast is not None:
-            loaded = self._fast(arguments)
+        if not unknown and self.fast is not None:
+            loaded = self.fast(arguments)
             if loaded is not None:
                 return loaded
         reject = bool(unknown) and self.unknown is UnknownArguments.REJECT
@@ -165,7 +171,7 @@ class ArgumentBinder:
         :param sent: the argument names the caller gave; under the ``caller``
             precedence only those beat the provider, not the schema's defaults.
         """
-        plain = self._plain
+        plain = self.plain
         if plain is not None and isinstance(data, dict):
             return {name: value for name, value in data.items() if name in plain}
         if self.binding is ArgumentBinding.BUNDLE:

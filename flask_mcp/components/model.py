@@ -131,12 +131,16 @@ class Tool:
     #: How many input schemas were completed late, in all (:meth:`complete_with`): a listing
     #: made before the last one may show a schema since completed.
     completions: t.ClassVar[int] = 0
+    #: Counts every change to any tool after registration (defaults applied, a schema completed, a
+    #: call refused): what was worked out from a tool (:mod:`flask_mcp.core.plain_calls`) holds while it stays.
+    generation: t.ClassVar[int] = 0
 
     def use_defaults(self, defaults: ToolDefaults) -> None:
         """Apply new server-wide defaults, dropping everything computed from the old ones."""
         self.defaults = defaults
         for cached in ("resolved", "_descriptor"):
             self.__dict__.pop(cached, None)
+        Tool.generation += 1
 
     def complete(self) -> None:
         """Complete the input schema by :attr:`completion`, once it knows how; a no-op after that.
@@ -154,6 +158,7 @@ class Tool:
             completed = completion(self)
         except ValueError as exc:
             self.completion, self.refused = None, str(exc)
+            Tool.generation += 1
             return
         if completed is not None:
             self.complete_with(completed)
@@ -164,6 +169,7 @@ class Tool:
         for cached in ("_binder", "_descriptor"):
             self.__dict__.pop(cached, None)
         Tool.completions += 1
+        Tool.generation += 1
 
     @functools.cached_property
     def resolved(self) -> ResolvedPolicy:

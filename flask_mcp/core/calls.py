@@ -46,6 +46,7 @@ __all__ = [
     "execute_tool",
     "load_arguments",
     "not_found",
+    "note_failure",
     "read_contents",
     "read_resource",
     "run_tool",
@@ -149,9 +150,17 @@ def run_tool(call: Call, tool: Tool, kwargs: dict[str, t.Any], func: t.Callable[
                 return with_timeout(timeout, run) if timeout is not None else run()
         return with_timeout(timeout, run) if timeout is not None else run()
     except Exception as exc:
-        if not is_expected(exc):
-            logger.exception("tool %r failed", tool.name)
+        note_failure(tool, exc)
         raise
+
+
+def note_failure(tool: Tool, exc: Exception) -> None:
+    """Log *exc*, which a run of *tool* raised, when it is a bug rather than a failure meant for the caller.
+
+    Called while *exc* is being handled, once for every transport and path.
+    """
+    if not is_expected(exc):
+        logger.exception("tool %r failed", tool.name)
 
 
 # -- resources ---------------------------------------------------------------------------------

@@ -19,8 +19,9 @@ if t.TYPE_CHECKING:
     from ..components.model import CacheScope
     from ..components.registry import Kind
     from .client import Call
+    from .server import Server
 
-__all__ = ["CACHEABLE", "MODERN_REMOVED", "cache_hints", "finish"]
+__all__ = ["CACHEABLE", "MODERN_REMOVED", "cache_hints", "completed", "finish"]
 
 #: Methods whose complete results carry ``ttlMs`` and ``cacheScope``.
 CACHEABLE = frozenset(
@@ -60,16 +61,21 @@ MODERN_REMOVED = frozenset(
 
 def finish(call: Call, result: dict[str, t.Any]) -> dict[str, t.Any]:
     """*result* with the members every modern result carries (see the module docstring)."""
-    server = call.server
+    complete = result.get("resultType", "complete") == "complete"
+    return completed(call.server, result, cache_hints(call) if complete and call.method in CACHEABLE else None)
+
+
+def completed(
+    server: Server, result: dict[str, t.Any], hints: tuple[int, CacheScope] | None = None
+) -> dict[str, t.Any]:
+    """*result* with ``resultType`` and the server's info, and ``ttlMs``/``cacheScope`` from *hints* if given."""
     meta = result.get("_meta")
     members: dict[str, t.Any] = {
         "resultType": result.get("resultType", "complete"),
         "_meta": {**meta, SERVER_INFO: server.server_info()} if isinstance(meta, dict) else server.meta_server_info,
     }
-    if members["resultType"] == "complete" and call.method in CACHEABLE:
-        ttl_ms, scope = cache_hints(call)
-        members["ttlMs"] = ttl_ms
-        members["cacheScope"] = scope
+    if hints is not None:
+        members["ttlMs"], members["cacheScope"] = hints
     if isinstance(result, jsonrpc.Encoded):
         return result.extended(members)
     return {**result, **members}

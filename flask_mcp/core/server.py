@@ -39,8 +39,9 @@ from ..results.spill import ResultStore
 from . import modern
 from .client import Call, ClientState
 from .context import Channel
-from .hooks import Hooks
+from .hooks import Hooks, tool_called
 from .methods import HANDLERS, MODERN_HANDLERS, NOTIFICATION_HANDLERS
+from .plain_calls import PlainCall, plain_call_of
 from .result_cache import ResultCache
 from .rounds import ROUND_METHODS, InputRequired, Round, Sealer
 from .tasks import Tasks
@@ -180,7 +181,7 @@ class Server:
         self.modern_era = modern_era
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope: CacheScope = cache_scope
-        self._meta_server_info: dict[str, t.Any] | None = None
+        self._meta_server_info: tuple[tuple[str, str, str | None], dict[str, t.Any]] | None = None
         #: The before/after/error hooks of calls (:mod:`flask_mcp.core.hooks`); the extension shares its own.
         self.hooks = Hooks()
         #: Where tasks are kept and what runs them (:mod:`flask_mcp.core.tasks`); ``None``: no tool runs as a task.
@@ -194,6 +195,8 @@ class Server:
         self.skills: dict[str, Skill] = {}
         #: Traces and measures every message handled (:mod:`flask_mcp.core.tracing`); ``None``: nothing is.
         self.tracer: Tracer | None = None
+        # Each tool's straight path by name, with the tool and the generation it was worked out for.
+        self._plain_calls: dict[str, tuple[Tool, int, PlainCall | None]] = {}
 
     def current_request(self) -> t.Any:
         """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""
@@ -254,11 +257,11 @@ class Server:
     @property
     def meta_server_info(self) -> dict[str, t.Any]:
         """``{"io.modelcontextprotocol/serverInfo": ...}``, the ``_meta`` of every modern result."""
-        info = self.server_info()
+        identity = (self.name, self.version, self.title)
         cached = self._meta_server_info
-        if cached is None or cached[SERVER_INFO] != info:  # built once, unless the name or version changed
-            cached = self._meta_server_info = {SERVER_INFO: info}
-        return cached
+        if cached is None or cached[0] != identity:  # built once, unless the name or version changed
+            cached = self._meta_server_info = (identity, {SERVER_INFO: self.server_info()})
+        return cached[1]
 
     def capabilities(self) -> dict[str, t.Any]:
         """Capabilities, derived from what is registered."""
@@ -296,6 +299,25 @@ class Server:
             found = registry.find_resource(uri)
             return found is not None and found[0].context_param is not None
         return False
+
+    def plain_call(self, name: str) -> PlainCall | None:
+        """The straight path (:mod:`~flask_mcp.core.plain_calls`) of a call of the tool *name* now;
+        ``None`` when the call needs the general path (or names no tool).
+
+        The tool's part of the answer is worked out once; the server's (hooks or
+        signal receivers, a server-wide rate limit, a tracer that records) is
+        asked on each call, as those may be added while the app runs.
+        """
+        tracer = self.tracer
+        if self.rate_limit is not None or self.hooks.engaged(tool_called) or (tracer is not None and tracer.recording):
+            return None
+        tool = self.registry.tools.get(name)
+        if tool is None:
+            return None
+        known = self._plain_calls.get(name)
+        if known is None or known[0] is not tool or known[1] != Tool.generation:
+            known = self._plain_calls[name] = (tool, Tool.generation, plain_call_of(self, tool))
+        return known[2]
 
     def uri_too_long(self, uri: str) -> bool:
         """Whether *uri* is longer than :attr:`max_uri_length` (then it is matched against nothing)."""
@@ -362,8 +384,8 @@ class Server:
                     logger.exception("MCP notification handler %r failed", message.method)
             return None
         if self.modern_era and is_modern(message.params):
-            return self._answer(message, lambda: self._modern(message, channel, principal, envelope))
-        return self._answer(message, lambda: self._handshake(message, state, channel, principal))
+            return self.respond(message.id, message.method, lambda: self._modern(message, channel, principal, envelope))
+        return self.respond(message.id, message.method, lambda: self._handshake(message, state, channel, principal))
 
     def _handshake(
         self, message: jsonrpc.Request, state: ClientState, channel: Channel | None, principal: Principal | None
@@ -407,26 +429,32 @@ class Server:
             result = t.cast(Round, call.round).result(pending)
         return modern.finish(call, result)
 
-    def _answer(self, message: jsonrpc.Request, run: t.Callable[[], dict[str, t.Any]]) -> dict[str, t.Any]:
-        """The response envelope of *message*: *run*'s result, or the JSON-RPC error it raised."""
+    def respond(
+        self, request_id: jsonrpc.RequestId, method: str, run: t.Callable[[], dict[str, t.Any]]
+    ) -> dict[str, t.Any]:
+        """The response envelope of the request *request_id* to *method*: *run*'s result, or the JSON-RPC
+        error it raised.
+
+        :raises Exception: one of :attr:`unavailable`: the store is down, which the transport answers.
+        """
         try:
-            return jsonrpc.success(message.id, run())
+            return jsonrpc.success(request_id, run())
         except MCPError as exc:
-            return jsonrpc.failure(message.id, exc)
+            return jsonrpc.failure(request_id, exc)
         except self.unavailable:
             raise  # the store is down: the transport answers for it
         except InputRequired:
             # Asked outside tools/call, prompts/get and resources/read, which alone may answer input_required.
-            logger.error("MCP method %r asked the client for input, which only a call, read or get may", message.method)
-            return jsonrpc.failure(message.id, MCPError(jsonrpc.INTERNAL_ERROR, "Internal error"))
+            logger.error("MCP method %r asked the client for input, which only a call, read or get may", method)
+            return jsonrpc.failure(request_id, MCPError(jsonrpc.INTERNAL_ERROR, "Internal error"))
         except Exception as exc:
             if is_expected(exc):
                 # A ToolError (or abort()) from a resource or prompt handler: its message is for the client.
                 return jsonrpc.failure(
-                    message.id, MCPError(jsonrpc.INTERNAL_ERROR, describe_exception(exc, expose=False))
+                    request_id, MCPError(jsonrpc.INTERNAL_ERROR, describe_exception(exc, expose=False))
                 )
-            logger.exception("MCP method %r failed", message.method)
-            return jsonrpc.failure(message.id, self.internal_error(exc))
+            logger.exception("MCP method %r failed", method)
+            return jsonrpc.failure(request_id, self.internal_error(exc))
 
     def serialize(self, response: dict[str, t.Any]) -> bytes:
         """Encode a response envelope as JSON for any transport.

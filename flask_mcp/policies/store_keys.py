@@ -67,11 +67,13 @@ def tag(owner: str) -> str:
     """
     if _PLAIN.fullmatch(owner) is None:
         owner = hashlib.sha256(owner.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return "{" + owner + "}"
+    return f"{{{owner}}}"
 
 
 def key(family: str, owner: str, *rest: object) -> str:
     """``family:{owner}:rest...``: a key of *family* belonging to *owner*, with *rest* after the tag."""
+    if not rest:  # most keys: a family and an owner
+        return f"{family}:{tag(owner)}"
     return ":".join([family, tag(owner), *(str(part) for part in rest)])
 
 

@@ -28,14 +28,16 @@ from ..globals import current_state
 from ..policies.ratelimit import caller_key
 from ..protocol import jsonrpc
 from ..protocol.envelope import is_modern
-from ..protocol.jsonrpc import INVALID_REQUEST, MCPError
+from ..protocol.jsonrpc import MCPError
 from ..protocol.params import validate_notification_params
 from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ..stores.events import parse_event_id
 from ..stores.failures import unavailable
-from . import landing, modern, refusals, streaming
+from . import fast_lane, landing, modern, refusals, streaming
 from .body import BodyRejected, read_request_body
+from .errors import JSON_CONTENT_TYPE, Reject, error_response, json_response
 from .guard import is_json_request, rejection
+from .session_lookup import SESSION_HEADER, SESSION_KEY, SESSION_NOT_FOUND, owner_of, session_not_found, session_of
 from .status import json_answer
 
 if t.TYPE_CHECKING:
@@ -43,48 +45,41 @@ if t.TYPE_CHECKING:
 
     from ..binding.state import MCPState
     from ..policies.principal import Principal
-    from ..stores.sessions import Session
 
-__all__ = ["SESSION_HEADER", "VERSION_HEADER", "endpoint", "error_response", "json_answer"]
+__all__ = [
+    "SESSION_HEADER",
+    "SESSION_NOT_FOUND",
+    "VERSION_HEADER",
+    "endpoint",
+    "endpoint_of",
+    "error_response",
+    "json_answer",
+    "serve",
+]
 
 logger = logging.getLogger("flask_mcp")
 
-SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
-# The same headers as WSGI environ keys.
-_SESSION_KEY = "HTTP_MCP_SESSION_ID"
+# The same header as a WSGI environ key.
 _VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
-JSON_CONTENT_TYPE = "application/json"
-#: Not a reserved JSON-RPC code: the session is unknown, expired or deleted.
-SESSION_NOT_FOUND = -32001
-
-
-class _Reject(Exception):
-    """Stops handling with an HTTP error response."""
-
-    def __init__(self, response: Response) -> None:
-        self.response = response
-
-
-def _json(payload: t.Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(jsonrpc.encode(payload), status=status, headers=headers, content_type=JSON_CONTENT_TYPE)
-
-
-def error_response(
-    status: int,
-    message: str,
-    code: int = INVALID_REQUEST,
-    msg_id: jsonrpc.RequestId | None = None,
-    data: t.Any = None,
-    headers: dict[str, str] | None = None,
-) -> Response:
-    """An HTTP error whose body is a JSON-RPC error envelope."""
-    return _json(jsonrpc.failure(msg_id, MCPError(code, message, data)), status, headers)
 
 
 def endpoint() -> Response:
-    """The view function behind the MCP URL."""
-    state = current_state()
+    """The view function behind the MCP URL of the current server (:func:`~flask_mcp.globals.current_state`)."""
+    return serve(current_state())
+
+
+def endpoint_of(state: MCPState) -> t.Callable[[], Response]:
+    """The view function behind the MCP URL of *state*'s server, which it is bound to."""
+
+    def endpoint() -> Response:
+        return serve(state)
+
+    return endpoint
+
+
+def serve(state: MCPState) -> Response:
+    """Answer the current request to *state*'s MCP endpoint."""
     tracer = state.server.tracer
     if tracer is None or not tracer.recording:
         return _answer(state)
@@ -107,7 +102,7 @@ def _answer(state: MCPState) -> Response:
         if method == "OPTIONS":
             # A CORS preflight never carries credentials.
             return Response(status=204, headers={"Allow": _allowed(state)})
-        if method == "GET" and not environ.get(_SESSION_KEY) and landing.wants_html(environ):
+        if method == "GET" and not environ.get(SESSION_KEY) and landing.wants_html(environ):
             # A person opened the URL: say what this is (it tells nothing a client could not discover).
             return landing.page(state)
         principal = None
@@ -120,20 +115,20 @@ def _answer(state: MCPState) -> Response:
                 return error_response(401, exc.message, headers={"WWW-Authenticate": exc.challenge})
         if method == "POST":
             return _post(state, environ, principal)
-        if method in ("GET", "DELETE") and _has_session(state, environ):
+        if method in ("GET", "DELETE") and _hassession_of(state, environ):
             return _delete(state, environ, principal) if method == "DELETE" else _get(state, environ, principal)
-    except _Reject as reject:
+    except Reject as reject:
         return reject.response
     except state.store_errors as exc:
         return json_answer(state, jsonrpc.failure(None, unavailable(exc)))
     return _method_not_allowed(state)
 
 
-def _has_session(state: MCPState, environ: WSGIEnvironment) -> bool:
+def _hassession_of(state: MCPState, environ: WSGIEnvironment) -> bool:
     # A GET or DELETE belongs to a handshake session; a modern client has none.
     return (
         not state.settings.stateless
-        and bool(environ.get(_SESSION_KEY))
+        and bool(environ.get(SESSION_KEY))
         and environ.get(_VERSION_KEY) not in MODERN_PROTOCOL_VERSIONS
     )
 
@@ -150,10 +145,10 @@ def _method_not_allowed(state: MCPState) -> Response:
 def _check_origin_and_host(state: MCPState, environ: WSGIEnvironment) -> None:
     reason = rejection(environ, state.settings.allowed_hosts, state.settings.allowed_origins)
     if reason is not None:
-        raise _Reject(error_response(403, reason))
+        raise Reject(error_response(403, reason))
 
 
-def _accepts_json(accept: str) -> bool:
+def _acceptsjson_response(accept: str) -> bool:
     # The common values are decided by a substring test; anything with
     # quality parameters gets werkzeug's full parse.
     if ";" not in accept and ("application/json" in accept or "*/*" in accept or "application/*" in accept):
@@ -163,36 +158,45 @@ def _accepts_json(accept: str) -> bool:
 
 def _read_body(state: MCPState, environ: WSGIEnvironment) -> bytes:
     accept = environ.get("HTTP_ACCEPT")
-    if accept and not _accepts_json(accept):
-        raise _Reject(error_response(406, "Not Acceptable: the client must accept application/json"))
+    if accept and not _acceptsjson_response(accept):
+        raise Reject(error_response(406, "Not Acceptable: the client must accept application/json"))
     if not is_json_request(environ):
-        raise _Reject(error_response(415, "Unsupported Media Type: Content-Type must be application/json"))
+        raise Reject(error_response(415, "Unsupported Media Type: Content-Type must be application/json"))
     try:
         return read_request_body(environ, state.settings)
     except BodyRejected as exc:
-        raise _Reject(error_response(exc.status, exc.message, headers=exc.headers)) from None
+        raise Reject(error_response(exc.status, exc.message, headers=exc.headers)) from None
 
 
 def _post(state: MCPState, environ: WSGIEnvironment, principal: Principal | None) -> Response:
     body = _read_body(state, environ)
     payload: t.Any = None
+    message: jsonrpc.Message | None = None
     try:
         payload = jsonrpc.loads(body, state.server.json_limits)
         environ[refusals.MESSAGE_KEY] = payload  # what a refusal's trace can tell of it
-        message = jsonrpc.parse_message(payload)
-        if isinstance(message, jsonrpc.Notification):
-            # Before any store sees its params (a cancellation's requestId is a cache key).
-            validate_notification_params(message.method, message.params)
+        lane = fast_lane.recognise(state, environ, payload)
+        if lane is None:
+            message = jsonrpc.parse_message(payload)
+            if isinstance(message, jsonrpc.Notification):
+                # Before any store sees its params (a cancellation's requestId is a cache key).
+                validate_notification_params(message.method, message.params)
     except MCPError as exc:
-        return _json(jsonrpc.failure(jsonrpc.request_id_of(payload), exc), 400)
-    msg_id = message.id if not isinstance(message, jsonrpc.Notification) else None
+        return json_response(jsonrpc.failure(jsonrpc.request_id_of(payload), exc), 400)
+    if lane is not None:
+        msg_id: jsonrpc.RequestId | None = lane.request_id
+    else:
+        msg_id = message.id if not isinstance(message, jsonrpc.Notification) else None  # type: ignore[union-attr]
     try:
+        if lane is not None:
+            return fast_lane.answer(state, environ, lane, principal)
+        message = t.cast(jsonrpc.Message, message)
         if state.server.modern_era and (
             environ.get(_VERSION_KEY) in MODERN_PROTOCOL_VERSIONS or is_modern(getattr(message, "params", None))
         ):
             return modern.post(state, environ, message, principal)
         return _dispatch(state, environ, message, msg_id, principal)
-    except _Reject:
+    except Reject:
         raise
     except state.store_errors as exc:
         return json_answer(state, jsonrpc.failure(msg_id, unavailable(exc)))
@@ -225,7 +229,7 @@ def _dispatch(
         state.keep_in_step()
         client = ClientState(protocol_version=version or DEFAULT_NEGOTIATED_VERSION)
     else:
-        session = _session(state, environ, msg_id, principal)
+        session = session_of(state, environ, msg_id, principal)
         session_id, client = session.id, session.state
         client.session_id = session_id
         if isinstance(message, jsonrpc.Response):
@@ -246,18 +250,14 @@ def _dispatch(
     return json_answer(state, response)
 
 
-def _owner(principal: Principal | None) -> str | None:
-    return principal.subject if principal is not None else None
-
-
 def _initialize(
     state: MCPState, environ: WSGIEnvironment, message: jsonrpc.Request, principal: Principal | None
 ) -> Response:
     # A session id the client sent with initialize is ignored: the server
     # always mints the id, so a session can never be fixed by the client.
     # But a live session of the caller's own means the client is confused.
-    session_id = environ.get(_SESSION_KEY)
-    if session_id and state.sessions is not None and state.sessions.open(session_id, _owner(principal)) is not None:
+    session_id = environ.get(SESSION_KEY)
+    if session_id and state.sessions is not None and state.sessions.open(session_id, owner_of(principal)) is not None:
         return error_response(
             400,
             "Bad Request: this session is already initialized; send initialize without "
@@ -275,7 +275,7 @@ def _initialize(
     response = t.cast(dict[str, t.Any], state.server.handle(message, client, principal=principal))
     headers = {}
     if "result" in response and state.sessions is not None:
-        headers[SESSION_HEADER] = session_id = state.sessions.create(client, _owner(principal))
+        headers[SESSION_HEADER] = session_id = state.sessions.create(client, owner_of(principal))
         if session_started.receivers:
             session_started.send(
                 current_app._get_current_object(),  # type: ignore[attr-defined]
@@ -286,35 +286,6 @@ def _initialize(
     return Response(state.server.serialize(response), headers=headers, content_type=JSON_CONTENT_TYPE)
 
 
-def _session(
-    state: MCPState, environ: WSGIEnvironment, msg_id: jsonrpc.RequestId | None, principal: Principal | None
-) -> Session:
-    session_id = environ.get(_SESSION_KEY)
-    if not session_id:
-        raise _Reject(error_response(400, f"Bad Request: missing {SESSION_HEADER} header", msg_id=msg_id))
-    # Another principal's session is answered exactly like an unknown one.
-    session = state.sessions.open(session_id, _owner(principal)) if state.sessions is not None else None
-    if session is None:
-        raise _Reject(_session_not_found(state, session_id, msg_id))
-    state.keep_in_step(session)
-    return session
-
-
-#: Why a session can be unknown to one process while another has it.
-_ELSEWHERE = (
-    "Session not found: it was created by another server process, and with the default SimpleCache "
-    "sessions live in one process's memory. Use a shared store (MCP_CACHE_TYPE = 'redis'), "
-    "or clients of the 2026-07-28 revision, which need no session"
-)
-
-
-def _session_not_found(state: MCPState, session_id: str, msg_id: jsonrpc.RequestId | None) -> Response:
-    if state.sessions is not None and state.sessions.minted_elsewhere(session_id):
-        data = {"reason": "another_process", "store": "process-local (SimpleCache)"}
-        return error_response(404, _ELSEWHERE, SESSION_NOT_FOUND, msg_id=msg_id, data=data)
-    return error_response(404, "Session not found", SESSION_NOT_FOUND, msg_id=msg_id)
-
-
 def _get(state: MCPState, environ: WSGIEnvironment, principal: Principal | None) -> Response:
     accept = environ.get("HTTP_ACCEPT", "")
     if accept and "text/event-stream" not in accept and "*/*" not in accept:
@@ -323,24 +294,24 @@ def _get(state: MCPState, environ: WSGIEnvironment, principal: Principal | None)
     if last_event_id and parse_event_id(last_event_id) is None:
         # Answered, not ignored: a fresh stream would silently lose what the client missed.
         return error_response(400, "Bad Request: Last-Event-ID is not an event id this server sent")
-    session = _session(state, environ, None, principal)
+    session = session_of(state, environ, None, principal)
     session.state.session_id = session.id
     return streaming.resume_or_listen(state, session.state, last_event_id, session.owner)
 
 
 def _delete(state: MCPState, environ: WSGIEnvironment, principal: Principal | None) -> Response:
-    session_id = environ.get(_SESSION_KEY)
+    session_id = environ.get(SESSION_KEY)
     if not session_id:
         return error_response(400, f"Bad Request: missing {SESSION_HEADER} header")
     # The store measures the session's duration as it ends (mcp.server.session.duration), once.
-    if state.sessions is None or not state.sessions.delete(session_id, _owner(principal)):
-        return _session_not_found(state, session_id, None)
+    if state.sessions is None or not state.sessions.delete(session_id, owner_of(principal)):
+        return session_not_found(state, session_id, None)
     if session_ended.receivers:
         session_ended.send(
             current_app._get_current_object(),  # type: ignore[attr-defined]
             session_id=session_id,
             principal=principal,
-            owner=_owner(principal),
+            owner=owner_of(principal),
             reason="deleted",
         )
     return Response(status=204)

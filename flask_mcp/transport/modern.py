@@ -50,7 +50,7 @@ def post(state: MCPState, environ: WSGIEnvironment, message: jsonrpc.Message, pr
             # params were checked as it was read), and dropped.
             return Response(status=202)
         envelope = read_envelope(message.params, check_version=False)
-        check_routing_headers(environ, message, state.server.registry, envelope.protocol_version)
+        check_routing_headers(environ, message.method, message.params, state.server.registry, envelope.protocol_version)
         check_version_of(envelope)
     except MCPError as exc:
         return json_answer(state, jsonrpc.failure(getattr(message, "id", None), exc), modern=True)

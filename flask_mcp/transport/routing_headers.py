@@ -26,7 +26,6 @@ if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
     from ..components.registry import Registry
-    from ..protocol.jsonrpc import Request
 
 __all__ = [
     "check_routing_headers",
@@ -83,7 +82,16 @@ def encode_header_value(value: str) -> str:
 
 
 def _header(environ: WSGIEnvironment, name: str) -> str | None:
-    return environ.get("HTTP_" + name.upper().replace("-", "_"))
+    key = _ENVIRON_KEYS.get(name)
+    if key is None:
+        key = "HTTP_" + name.upper().replace("-", "_")
+    return environ.get(key)
+
+
+#: The environ keys of the headers every modern request carries.
+_ENVIRON_KEYS = {
+    name: "HTTP_" + name.upper().replace("-", "_") for name in ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name")
+}
 
 
 def _expect(environ: WSGIEnvironment, name: str, expected: str, what: str) -> None:
@@ -177,16 +185,18 @@ def _check_params(environ: WSGIEnvironment, registry: Registry, params: dict[str
             raise _mismatch(f"the {header} header does not match the argument {'.'.join(path)!r}")
 
 
-def check_routing_headers(environ: WSGIEnvironment, message: Request, registry: Registry, version: str) -> None:
-    """Check every routing header of a modern request against its body.
+def check_routing_headers(
+    environ: WSGIEnvironment, method: str, params: dict[str, t.Any], registry: Registry, version: str
+) -> None:
+    """Check every routing header of a modern request to *method* with *params* against its body.
 
     :param version: the envelope's protocol revision.
     :raises MCPError: -32020 naming the header that is missing or disagrees.
     """
     _expect(environ, "MCP-Protocol-Version", version, "the protocolVersion of the request's _meta")
-    _expect(environ, "Mcp-Method", message.method, "the request's method")
-    target = NAME_PARAMS.get(message.method)
-    if target is not None and isinstance(message.params.get(target), str):
-        _expect(environ, "Mcp-Name", message.params[target], f"the request's {target!r}")
-    if message.method == "tools/call":
-        _check_params(environ, registry, message.params)
+    _expect(environ, "Mcp-Method", method, "the request's method")
+    target = NAME_PARAMS.get(method)
+    if target is not None and isinstance(params.get(target), str):
+        _expect(environ, "Mcp-Name", params[target], f"the request's {target!r}")
+    if method == "tools/call":
+        _check_params(environ, registry, params)

@@ -23,6 +23,7 @@ from .listing import list_page
 if t.TYPE_CHECKING:
     from ...components.model import Tool
     from ..client import Call
+    from ..server import Server
 
 logger = logging.getLogger("flask_mcp")
 
@@ -46,14 +47,14 @@ def list_tools(call: Call) -> dict[str, t.Any]:
     return list_page(call, "tools")
 
 
-def _failure(exc: Exception, call: Call, tool: Tool) -> tuple[ErrorType, str, t.Any]:
+def _failure(exc: Exception, server: Server, tool: Tool) -> tuple[ErrorType, str, t.Any]:
     if isinstance(exc, ToolTimeout):
         return "timeout", str(exc), {"timeout": exc.seconds}
     if isinstance(exc, NotFoundError):
         return "not_found", str(exc), None
     if isinstance(exc, ma.ValidationError):
         return "validation_error", describe_validation_error(exc), exc.messages
-    return "service_error", describe_exception(exc, expose=call.server.expose_errors), None
+    return "service_error", describe_exception(exc, expose=server.expose_errors), None
 
 
 def call_tool(call: Call) -> dict[str, t.Any]:
@@ -116,18 +117,44 @@ def complete_call(
     :param protocol_errors: let an :class:`~flask_mcp.MCPError` the tool raised through (a task's
         run, which it fails), instead of making it an error result.
     """
-    policy = tool.resolved
     try:
         value = execute_tool(call, tool, loaded, arguments.keys())
     except Exception as exc:
-        if isinstance(exc, InputError) and call.round is not None:
-            raise  # the modern era's protocol error (-32021, -32602), not a failure of the tool
         if protocol_errors and isinstance(exc, MCPError) and not isinstance(exc, InputError):
             raise
-        if isinstance(exc, StoreRefused):
-            raise  # the store's refusal of this caller: a 429 for the request, not an error result
-        error_type, message, detail = _failure(exc, call, tool)
-        return error_result(message, error_type=error_type, detail=detail, error_format=policy.error_format)
+        return failed(call.server, tool, exc, in_round=call.round is not None)
+    result = converted(tool, value)
+    if call.cache_outcome == "miss":
+        keep_result(call, tool, result)  # whole: a hit is limited (or spilled) afresh, like a run
+    if tool.resolved.max_result_bytes is not None:
+        return _limit_size(call, tool, result)
+    return result
+
+
+def failed(server: Server, tool: Tool, exc: Exception, *, in_round: bool = False) -> dict[str, t.Any]:
+    """The error result of a run of *tool* that raised *exc*, worded by the tool's error format.
+
+    :param in_round: the call is a modern one that may answer ``input_required``: an
+        :class:`~flask_mcp.core.input_requests.InputError` is its protocol error, raised again.
+    :raises Exception: *exc* itself when it is not the tool's failure but the request's (see above,
+        and a store's refusal of the caller, which is a 429 for the request).
+    """
+    if (in_round and isinstance(exc, InputError)) or isinstance(exc, StoreRefused):
+        raise exc
+    error_type, message, detail = _failure(exc, server, tool)
+    return error_result(message, error_type=error_type, detail=detail, error_format=tool.resolved.error_format)
+
+
+def converted(tool: Tool, value: t.Any) -> dict[str, t.Any]:
+    """The ``CallToolResult`` of *value*, what a run of *tool* returned.
+
+    A value JSON cannot carry (``NaN``, a custom object) is an error result saying so,
+    rather than a misleading "tool failed".
+
+    :raises MCPError: -32603 when the tool advertises an ``outputSchema`` and the result has no
+        ``structuredContent`` (:func:`_check_structured`).
+    """
+    policy = tool.resolved
     try:
         result = tool_result(
             value,
@@ -137,17 +164,11 @@ def complete_call(
             tool=tool.name,
         )
     except (TypeError, ValueError) as exc:
-        # The tool worked but returned something JSON cannot carry (NaN, a
-        # custom object): say so, rather than a misleading "tool failed".
         logger.exception("tool %r returned a value that is not JSON", tool.name)
         return error_result(
             f"the tool returned a value that cannot be sent as JSON ({exc})", error_format=policy.error_format
         )
     _check_structured(tool, result)
-    if call.cache_outcome == "miss":
-        keep_result(call, tool, result)  # whole: a hit is limited (or spilled) afresh, like a run
-    if policy.max_result_bytes is not None:
-        return _limit_size(call, tool, result)
     return result
 
 

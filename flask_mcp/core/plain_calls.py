@@ -1,0 +1,113 @@
+"""The straight path of a ``tools/call`` that needs none of the optional steps.
+
+Most calls name a tool with no permissions, rate limit, result cache, task
+support, time limit, transaction, result size limit, ``Context`` or
+arguments provider, on a server with no call hooks, no server-wide limit and
+no tracer recording. For such a call, admitting the caller, the hooks, the
+cache, tasks and the size check are all no-ops, and the general path
+(:func:`~flask_mcp.core.methods.tools.call_tool` down to
+:func:`~flask_mcp.core.calls.run_tool`) spends most of its time finding so,
+call after call. A :class:`PlainCall` is that finding made once per tool and
+server: the arguments go through the tool's compiled validator, the function
+is invoked with them, and what it returned becomes the result through the
+functions the general path uses (:func:`~flask_mcp.core.methods.tools.converted`,
+:func:`~flask_mcp.core.methods.tools.failed`).
+
+A transport takes the straight path only for a request whose shape it has
+checked, and only up to :meth:`PlainCall.load`: when the validator cannot
+vouch for the arguments (a value it does not accept, a name the schema does
+not declare), nothing has run yet and the request goes the general way,
+which words the error. ``tests/core/test_plain_calls.py`` sends the same
+calls down both paths and compares the answers.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from ..components.model import Tool
+from .calls import note_failure
+from .methods.tools import converted, failed
+
+if t.TYPE_CHECKING:
+    from ..schemas.fast_load import FastLoader
+    from .server import Server
+
+__all__ = ["PlainCall", "plain_call_of"]
+
+
+class PlainCall:
+    """A tool's call without the optional steps: validate, invoke, convert.
+
+    :param tool: the tool.
+    :param validate: its compiled validator: the loaded arguments, or ``None``
+        when it cannot vouch for them.
+    :param keep: the names the function takes, of the loaded arguments.
+    """
+
+    __slots__ = ("declared", "func", "keep", "tool", "validate")
+
+    def __init__(self, tool: Tool, validate: FastLoader, keep: frozenset[str]) -> None:
+        self.tool = tool
+        self.func = tool.func
+        self.declared = tool.binder.declared
+        self.validate = validate
+        self.keep = keep
+
+    def load(self, arguments: dict[str, t.Any]) -> dict[str, t.Any] | None:
+        """The function's keyword arguments for *arguments*; ``None``: the general path must check them."""
+        if not arguments.keys() <= self.declared:
+            return None
+        loaded = self.validate(arguments)
+        if loaded is None:
+            return None
+        keep = self.keep
+        return {name: value for name, value in loaded.items() if name in keep}
+
+    def run(self, server: Server, kwargs: dict[str, t.Any], *, in_round: bool = False) -> dict[str, t.Any]:
+        """Invoke the tool with *kwargs* (from :meth:`load`) and return its ``CallToolResult``.
+
+        :param in_round: the call is a modern one (see :func:`~flask_mcp.core.methods.tools.failed`).
+        :raises MCPError: -32603 for a result its ``outputSchema`` refuses, as on the general path.
+        """
+        try:
+            value = server.invoke(self.func, kwargs)
+        except Exception as exc:
+            note_failure(self.tool, exc)
+            return failed(server, self.tool, exc, in_round=in_round)
+        return converted(self.tool, value)
+
+
+def plain_call_of(server: Server, tool: Tool) -> PlainCall | None:
+    """*tool*'s :class:`PlainCall` on *server*, or ``None`` when its calls need the general path.
+
+    What is asked of the tool here only changes with :attr:`Tool.generation
+    <flask_mcp.components.model.Tool.generation>`; whether its function is a
+    route's view is final once the app serves requests, which is where this is
+    asked. What the server may change at run time (hooks, limits, a tracer) is
+    asked on each call, by :meth:`Server.plain_call <flask_mcp.core.server.Server.plain_call>`.
+    """
+    tool.complete()
+    if tool.completion is not None or tool.refused is not None or tool.unsupplied:
+        return None
+    policy = tool.resolved
+    if (
+        tool.permissions
+        or (tool.permissions is None and server.default_permissions)
+        or tool.rate_limit is not None
+        or tool.task_support != "forbidden"
+        or tool.ask_first
+        or tool.context_param is not None
+        or tool.result_ttl is not None
+        or tool.policy.atomic
+        or policy.timeout is not None
+        or policy.max_result_bytes is not None
+    ):
+        return None
+    binder = tool.binder
+    validate, keep = binder.fast, binder.plain
+    if validate is None or keep is None or binder.provider is not None:
+        return None
+    if server.route_for is not None and server.route_for(tool.func) is not None:
+        return None
+    return PlainCall(tool, validate, keep)

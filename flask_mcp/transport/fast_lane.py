@@ -1,0 +1,120 @@
+"""The fast lane: a POSTed ``tools/call`` of a plain tool, in either era, without the general dispatch.
+
+Most messages a server sees are calls of tools that need none of the
+optional steps (:mod:`flask_mcp.core.plain_calls`). For those the general
+path (:func:`jsonrpc.parse_message <flask_mcp.protocol.jsonrpc.parse_message>`,
+the era's dispatch, :meth:`Server.handle <flask_mcp.core.server.Server.handle>`
+and the method table) costs more than the work itself. The lane is two steps:
+
+1. :func:`recognise`, which has no effect: the message's shape, the tool's
+   straight path and its arguments, and in the 2026-07-28 era the envelope,
+   the routing headers and the revision. Anything it does not vouch for
+   (an error to word, a notification, a task, an input round, a tool with
+   permissions or hooks, a tracer recording) answers ``None``, and the
+   request takes the general path, which answers it as it always did.
+2. :func:`answer`: the session (handshake era), the run, the answer, through
+   the same functions the general path uses, so both answer alike
+   (``tests/transport/test_fast_lane.py`` sends the same requests down both).
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from ..core.modern import completed
+from ..protocol import jsonrpc
+from ..protocol.envelope import PROTOCOL_VERSION, check_version_of, read_envelope
+from ..protocol.jsonrpc import MCPError
+from ..protocol.versions import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
+from .routing_headers import check_routing_headers
+from .session_lookup import session_of
+from .status import json_answer
+
+if t.TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+    from flask import Response
+
+    from ..binding.state import MCPState
+    from ..core.plain_calls import PlainCall
+    from ..policies.principal import Principal
+
+__all__ = ["LaneCall", "answer", "recognise"]
+
+_VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
+
+
+class LaneCall(t.NamedTuple):
+    """A ``tools/call`` the lane answers."""
+
+    request_id: jsonrpc.RequestId
+    plain: PlainCall
+    #: The tool function's keyword arguments.
+    kwargs: dict[str, t.Any]
+    modern: bool
+
+
+def recognise(state: MCPState, environ: WSGIEnvironment, payload: t.Any) -> LaneCall | None:
+    """The call *payload* (a decoded message) is, when the lane may answer it; ``None`` otherwise.
+
+    It has no effect: ``None`` leaves the request to the general path as it came.
+    """
+    if type(payload) is not dict or payload.get("method") != "tools/call" or payload.get("jsonrpc") != "2.0":
+        return None
+    request_id = payload.get("id")
+    params = payload.get("params")
+    if type(params) is not dict or request_id is None or not jsonrpc.is_request_id(request_id):
+        return None
+    name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta")
+    if arguments is None:
+        arguments = {}
+    if type(name) is not str or type(arguments) is not dict or (meta is not None and type(meta) is not dict):
+        return None
+    if "task" in params or "inputResponses" in params or "requestState" in params:
+        return None  # a task, or an input round's answers: more than a plain call
+    server = state.server
+    version = environ.get(_VERSION_KEY)
+    named = meta is not None and PROTOCOL_VERSION in meta
+    modern = server.modern_era and (version in MODERN_PROTOCOL_VERSIONS or named)
+    if modern:
+        if server.sealer is None or not _modern_checks_pass(state, environ, params):
+            return None
+    elif version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+        return None
+    plain = server.plain_call(name)
+    if plain is None:
+        return None
+    kwargs = plain.load(arguments)
+    if kwargs is None:
+        return None
+    return LaneCall(request_id, plain, kwargs, modern)
+
+
+def _modern_checks_pass(state: MCPState, environ: WSGIEnvironment, params: dict[str, t.Any]) -> bool:
+    # What the general path checks of every modern request before it is handled, in its order.
+    try:
+        envelope = read_envelope(params, check_version=False)
+        check_routing_headers(environ, "tools/call", params, state.server.registry, envelope.protocol_version)
+        check_version_of(envelope)
+    except MCPError:
+        return False
+    return True
+
+
+def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal: Principal | None) -> Response:
+    """Answer *call*, recognised in this request.
+
+    :raises Reject: the handshake session is missing or unknown (as on the general path).
+    """
+    server = state.server
+    if call.modern or state.settings.stateless:
+        state.keep_in_step()
+    else:
+        session_of(state, environ, call.request_id, principal)  # a plain tool changes nothing in it
+    plain, kwargs, modern = call.plain, call.kwargs, call.modern
+    response = server.respond(call.request_id, "tools/call", lambda: _result(server, plain, kwargs, modern))
+    return json_answer(state, response, modern)
+
+
+def _result(server: t.Any, plain: PlainCall, kwargs: dict[str, t.Any], modern: bool) -> dict[str, t.Any]:
+    result = plain.run(server, kwargs, in_round=modern)
+    return completed(server, result) if modern else result
