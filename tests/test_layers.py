@@ -73,6 +73,8 @@ TYPE_ONLY_UPWARD: set[tuple[str, str]] = {
     ("flask_mcp.transport.metadata", "flask_mcp.binding.state"),
     ("flask_mcp.transport.cgi", "flask_mcp.binding.state"),
     ("flask_mcp.transport.http", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.fast_lane", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.session_lookup", "flask_mcp.binding.state"),
     ("flask_mcp.transport.landing", "flask_mcp.binding.state"),
     ("flask_mcp.transport.listen", "flask_mcp.binding.state"),
     ("flask_mcp.transport.modern", "flask_mcp.binding.state"),

@@ -156,14 +156,20 @@ class MCPState:
         With a loaded *session* the record came in the same round trip; without
         one it is read at most once a second.
         """
+        if session is not None:
+            self.keep_in_step_along(session.read_along)
+        else:
+            if self.skill_watch is not None:
+                self.skill_watch()
+            if self.shared is not None:
+                self.shared.refresh()
+
+    def keep_in_step_along(self, record: t.Any) -> None:
+        """:meth:`keep_in_step` with the registry's *record*, read along with the request's session."""
         if self.skill_watch is not None:
             self.skill_watch()
-        if self.shared is None:
-            return
-        if session is not None:
-            self.shared.apply(session.read_along)
-        else:
-            self.shared.refresh()
+        if self.shared is not None:
+            self.shared.apply(record)
 
 
 #: Why handshake sessions fail under a multi-process server with the default store.

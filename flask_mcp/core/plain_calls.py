@@ -42,7 +42,7 @@ class PlainCall:
     :param tool: the tool.
     :param validate: its compiled validator: the loaded arguments, or ``None``
         when it cannot vouch for them.
-    :param keep: the names the function takes, of the loaded arguments.
+    :param keep: the names the function takes (the loaded arguments of other names are left out).
     """
 
     __slots__ = ("declared", "func", "keep", "tool", "validate")
@@ -52,7 +52,8 @@ class PlainCall:
         self.func = tool.func
         self.declared = tool.binder.declared
         self.validate = validate
-        self.keep = keep
+        # When the function takes every declared name, the loaded arguments are its keywords as they are.
+        self.keep = None if self.declared <= keep else keep
 
     def load(self, arguments: dict[str, t.Any]) -> dict[str, t.Any] | None:
         """The function's keyword arguments for *arguments*; ``None``: the general path must check them."""
@@ -62,7 +63,7 @@ class PlainCall:
         if loaded is None:
             return None
         keep = self.keep
-        return {name: value for name, value in loaded.items() if name in keep}
+        return loaded if keep is None else {name: value for name, value in loaded.items() if name in keep}
 
     def run(self, server: Server, kwargs: dict[str, t.Any], *, in_round: bool = False) -> dict[str, t.Any]:
         """Invoke the tool with *kwargs* (from :meth:`load`) and return its ``CallToolResult``.

@@ -84,8 +84,8 @@ def read_envelope(params: dict[str, t.Any], *, check_version: bool = True) -> En
     meta = params.get("_meta")
     if not isinstance(meta, dict):
         raise _invalid(f"params._meta must be an object with {PROTOCOL_VERSION!r} and {CLIENT_CAPABILITIES!r}")
-    missing = [key for key in (PROTOCOL_VERSION, CLIENT_CAPABILITIES) if key not in meta]
-    if missing:
+    if PROTOCOL_VERSION not in meta or CLIENT_CAPABILITIES not in meta:
+        missing = [key for key in (PROTOCOL_VERSION, CLIENT_CAPABILITIES) if key not in meta]
         raise _invalid(f"params._meta is missing {', '.join(repr(key) for key in missing)}")
     version, capabilities = meta[PROTOCOL_VERSION], meta[CLIENT_CAPABILITIES]
     if not isinstance(version, str):

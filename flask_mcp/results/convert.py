@@ -39,6 +39,8 @@ def _is_content_list(value: t.Any) -> bool:
 
 
 _JSON_TYPES = (dict, list, str, int, float, bool, type(None))
+#: Values whose result needs no more than their type to build (a list may hold content objects).
+_PLAIN_VALUES = frozenset({dict, str, int, float, bool, type(None)})
 
 
 def _plain(value: t.Any) -> t.Any:
@@ -73,6 +75,15 @@ def tool_result(
     :raises ValueError: a value JSON cannot represent (``NaN``, ``Infinity``).
     :raises TypeError: a value of a type that has no JSON form.
     """
+    kind = type(value)
+    if kind in _PLAIN_VALUES and output_schema is None:
+        # Most tools return a plain value: what the steps below make of it, without asking each.
+        if kind is str:
+            return {"content": [{"type": "text", "text": value}]}
+        plain: dict[str, t.Any] = {"content": [{"type": "text", "text": render_text(value, output_format)}]}
+        if structured:
+            plain["structuredContent"] = value if kind is dict else {"result": value}
+        return plain
     if isinstance(value, ToolResult):
         if output_schema is not None and value.structured_content is not None and not value.is_error:
             check_structured(output_schema, value.structured_content, tool)

@@ -26,38 +26,22 @@ FastLoader = t.Callable[[dict[str, t.Any]], dict[str, t.Any] | None]
 _MISSING = ma.missing
 
 
-def _is_str(value: t.Any) -> bool:
-    return isinstance(value, str)
+#: The exact types of a plain kind's JSON values; ``None``: any ``str`` (:func:`_check_of`).
+_Types = tuple[type, ...] | None
 
 
-def _is_int(value: t.Any) -> bool:
-    return type(value) is int
-
-
-def _is_number(value: t.Any) -> bool:
-    return type(value) in (int, float)
-
-
-def _is_bool(value: t.Any) -> bool:
-    return type(value) is bool
-
-
-def _check_of(field: fields.Field[t.Any]) -> tuple[t.Callable[[t.Any], bool], t.Callable[[t.Any], t.Any]] | None:
-    """How to check and convert a value of *field*, if it is one of the plain kinds."""
+def _check_of(field: fields.Field[t.Any]) -> tuple[_Types, t.Callable[[t.Any], t.Any] | None] | None:
+    """The value types of *field* and how to convert one (``None``: as it is), if it is one of the plain kinds."""
     kind = type(field)
     if kind is fields.String:
-        return _is_str, _same
+        return None, None
     if kind is fields.Integer and t.cast(fields.Integer, field).strict:
-        return _is_int, _same
+        return (int,), None
     if kind is JSONNumber:
-        return _is_number, float
+        return (int, float), float
     if kind is JSONBoolean:
-        return _is_bool, _same
+        return (bool,), None
     return None
-
-
-def _same(value: t.Any) -> t.Any:
-    return value
 
 
 def fast_loader(schema: ma.Schema) -> FastLoader | None:
@@ -66,7 +50,7 @@ def fast_loader(schema: ma.Schema) -> FastLoader | None:
         return None
     if type(schema).load is not ma.Schema.load:  # a schema that validates its own way (a pydantic model)
         return None
-    plan: list[tuple[str, t.Callable[[t.Any], bool], t.Callable[[t.Any], t.Any], bool, bool, t.Any]] = []
+    plan: list[tuple[str, _Types, t.Callable[[t.Any], t.Any] | None, bool, bool, t.Any]] = []
     for name, field in schema.load_fields.items():
         check = _check_of(field)
         if check is None or field.validators or (field.data_key not in (None, name)):
@@ -75,24 +59,26 @@ def fast_loader(schema: ma.Schema) -> FastLoader | None:
 
     def load(arguments: dict[str, t.Any]) -> dict[str, t.Any] | None:
         loaded: dict[str, t.Any] = {}
-        for name, is_valid, convert, required, allow_none, default in plan:
-            if name in arguments:
-                value = arguments[name]
-                if value is None:
-                    if not allow_none:
-                        return None
-                    loaded[name] = None
-                elif not is_valid(value):
+        for name, types, convert, required, allow_none, default in plan:
+            value = arguments.get(name, _MISSING)
+            if value is _MISSING:
+                if required:
                     return None
-                else:
-                    try:
-                        loaded[name] = convert(value)
-                    except OverflowError:  # an integer past every float: marshmallow words it
-                        return None
-            elif required:
+                if default is not _MISSING:
+                    loaded[name] = default() if callable(default) else default
+            elif value is None:
+                if not allow_none:
+                    return None
+                loaded[name] = None
+            elif type(value) not in types if types is not None else not isinstance(value, str):
                 return None
-            elif default is not _MISSING:
-                loaded[name] = default() if callable(default) else default
+            elif convert is None:
+                loaded[name] = value
+            else:
+                try:
+                    loaded[name] = convert(value)
+                except OverflowError:  # an integer past every float: marshmallow words it
+                    return None
         return loaded
 
     return load

@@ -136,6 +136,32 @@ class SessionStore:
 
     def open(self, session_id: str, owner: str | None = None) -> Session | None:
         """The live session *session_id* of *owner*, or ``None`` if unknown, expired, deleted or not theirs."""
+        found = self._live(session_id, owner)
+        if found is None:
+            return None
+        record, along, created, now = found
+        session = self._session(session_id, record, owner, created, along)
+        if now - record.get("t", 0) > self._refresh_after:
+            self.store(session)
+        return session
+
+    def check(self, session_id: str, owner: str | None = None) -> tuple[bool, t.Any]:
+        """Whether *session_id* is a live session of *owner*, and the ``read_along`` value read with it.
+
+        What :meth:`open` does (the idle timeout restarted now and then
+        included) without building the session's state, for a request that
+        uses nothing of it.
+        """
+        found = self._live(session_id, owner)
+        if found is None:
+            return False, None
+        record, along, created, now = found
+        if now - record.get("t", 0) > self._refresh_after:
+            self.store(self._session(session_id, record, owner, created, along))
+        return True, along
+
+    def _live(self, session_id: str, owner: str | None) -> tuple[dict[str, t.Any], t.Any, float, float] | None:
+        # The record of a live session of *owner*, what was read along, when it was created, and now.
         key = store_key(_KEY, session_id)
         if self.read_along is None:
             record, along = self.cache.get(key), None
@@ -148,11 +174,13 @@ class SessionStore:
         if self.max_age is not None and now - created > self.max_age:
             self._expire(session_id, owner, record)
             return None
+        return record, along, created, now
+
+    def _session(
+        self, session_id: str, record: dict[str, t.Any], owner: str | None, created: float, along: t.Any
+    ) -> Session:
         state = ClientState.from_dict(record, self.subscriptions(session_id))
-        session = Session(session_id, state, owner, created, along, noted_of(record.get("_e")))
-        if now - record.get("t", 0) > self._refresh_after:
-            self.store(session)
-        return session
+        return Session(session_id, state, owner, created, along, noted_of(record.get("_e")))
 
     def load(self, session_id: str, owner: str | None = None) -> ClientState | None:
         """The state of a live session of *owner*, or ``None`` (see :meth:`open`)."""

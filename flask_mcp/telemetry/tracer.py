@@ -153,6 +153,8 @@ class OpenTelemetryTracer:
         self.sessions: metrics.Histogram | None = None
         #: When to look at the global providers again (:meth:`recording`).
         self._next_look = 0.0
+        # Both found: nothing is looked at again.
+        self._complete = False
         #: Where the ends of handshake sessions are awaited (:mod:`.sessions`); ``None``: no session store.
         self.ends: SessionEnds | None = None
 
@@ -189,11 +191,13 @@ class OpenTelemetryTracer:
         second (an SDK set up after the app started is found within one): in between, a
         message costs a clock read.
         """
-        if self._tracer is None or self.operations is None:
-            now = time.monotonic()
-            if now >= self._next_look:
-                self._next_look = now + _LOOK_AGAIN
-                self._resolve()
+        if self._complete:
+            return True
+        now = time.monotonic()
+        if now >= self._next_look:
+            self._next_look = now + _LOOK_AGAIN
+            self._resolve()
+            self._complete = self._tracer is not None and self.operations is not None
         return self._tracer is not None or self.operations is not None
 
     # -- the core's calls --------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from ..protocol.envelope import PROTOCOL_VERSION, check_version_of, read_envelop
 from ..protocol.jsonrpc import MCPError
 from ..protocol.versions import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from .routing_headers import check_routing_headers
-from .session_lookup import session_of
+from .session_lookup import check_session
 from .status import json_answer
 
 if t.TYPE_CHECKING:
@@ -109,7 +109,7 @@ def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal:
     if call.modern or state.settings.stateless:
         state.keep_in_step()
     else:
-        session_of(state, environ, call.request_id, principal)  # a plain tool changes nothing in it
+        check_session(state, environ, call.request_id, principal)  # a plain tool reads nothing of it
     plain, kwargs, modern = call.plain, call.kwargs, call.modern
     response = server.respond(call.request_id, "tools/call", lambda: _result(server, plain, kwargs, modern))
     return json_answer(state, response, modern)

@@ -160,7 +160,7 @@ def _read_body(state: MCPState, environ: WSGIEnvironment) -> bytes:
     accept = environ.get("HTTP_ACCEPT")
     if accept and not _acceptsjson_response(accept):
         raise Reject(error_response(406, "Not Acceptable: the client must accept application/json"))
-    if not is_json_request(environ):
+    if environ.get("CONTENT_TYPE") != JSON_CONTENT_TYPE and not is_json_request(environ):
         raise Reject(error_response(415, "Unsupported Media Type: Content-Type must be application/json"))
     try:
         return read_request_body(environ, state.settings)

@@ -88,6 +88,8 @@ def _header(environ: WSGIEnvironment, name: str) -> str | None:
     return environ.get(key)
 
 
+_VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
+_METHOD_KEY = "HTTP_MCP_METHOD"
 #: The environ keys of the headers every modern request carries.
 _ENVIRON_KEYS = {
     name: "HTTP_" + name.upper().replace("-", "_") for name in ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name")
@@ -193,8 +195,15 @@ def check_routing_headers(
     :param version: the envelope's protocol revision.
     :raises MCPError: -32020 naming the header that is missing or disagrees.
     """
-    _expect(environ, "MCP-Protocol-Version", version, "the protocolVersion of the request's _meta")
-    _expect(environ, "Mcp-Method", method, "the request's method")
+    # The common case, both plain and equal to the body's, needs no more (see _expect).
+    if not (
+        environ.get(_VERSION_KEY) == version
+        and environ.get(_METHOD_KEY) == method
+        and not version.startswith("=?")
+        and not method.startswith("=?")
+    ):
+        _expect(environ, "MCP-Protocol-Version", version, "the protocolVersion of the request's _meta")
+        _expect(environ, "Mcp-Method", method, "the request's method")
     target = NAME_PARAMS.get(method)
     if target is not None and isinstance(params.get(target), str):
         _expect(environ, "Mcp-Name", params[target], f"the request's {target!r}")

@@ -20,7 +20,15 @@ if t.TYPE_CHECKING:
     from ..policies.principal import Principal
     from ..stores.sessions import Session
 
-__all__ = ["SESSION_HEADER", "SESSION_KEY", "SESSION_NOT_FOUND", "owner_of", "session_not_found", "session_of"]
+__all__ = [
+    "SESSION_HEADER",
+    "SESSION_KEY",
+    "SESSION_NOT_FOUND",
+    "check_session",
+    "owner_of",
+    "session_not_found",
+    "session_of",
+]
 
 SESSION_HEADER = "Mcp-Session-Id"
 #: The same header as a WSGI environ key.
@@ -57,6 +65,22 @@ def session_of(
         raise Reject(session_not_found(state, session_id, msg_id))
     state.keep_in_step(session)
     return session
+
+
+def check_session(
+    state: MCPState, environ: WSGIEnvironment, msg_id: jsonrpc.RequestId | None, principal: Principal | None
+) -> None:
+    """:func:`session_of` for a request that uses nothing of the session but its being there.
+
+    :raises Reject: as :func:`session_of`.
+    """
+    session_id = environ.get(SESSION_KEY)
+    if not session_id:
+        raise Reject(error_response(400, f"Bad Request: missing {SESSION_HEADER} header", msg_id=msg_id))
+    live, along = state.sessions.check(session_id, owner_of(principal)) if state.sessions is not None else (False, None)
+    if not live:
+        raise Reject(session_not_found(state, session_id, msg_id))
+    state.keep_in_step_along(along)
 
 
 def session_not_found(state: MCPState, session_id: str, msg_id: jsonrpc.RequestId | None) -> Response:
