@@ -135,7 +135,7 @@ class MCPState:
 
     def shutdown(self) -> None:
         """Stop the background work of this state: its task threads, its in-flight markers' heartbeat,
-        and every stream or handler waiting on the store.
+        and every stream or handler waiting on the store; close the connections kept for session reads.
 
         Every other thread flask_mcp starts (a request's handler, the store
         watcher, the body watchdog, the tasks' heartbeat) ends on its own
@@ -148,6 +148,10 @@ class MCPState:
         if self.mailbox is not None:
             self.mailbox.stop()
         self.waker.close()  # streams and handlers waiting on the store stop waiting
+        if self.sessions is not None:
+            hot_reads = getattr(self.sessions.cache.cache, "_hot_reads", None)
+            if hot_reads is not None:
+                hot_reads.close()  # the connections the session reads keep between requests
 
     def keep_in_step(self, session: Session | None = None) -> None:
         """Apply run-time registry changes other processes made (and, in debug mode, skills changed on

@@ -13,6 +13,8 @@ gives every Redis backend (``RedisCache``, ``RedisSentinelCache``,
 * **``add`` in one command.** cachelib's ``add`` is ``SETNX`` then
   ``EXPIRE``: a process that dies, or a master that fails over, between
   the two leaves a lock that never expires. Here it is ``SET NX EX``.
+* **the session's read, cheap.** The one ``MGET`` every request of a
+  session makes goes past redis-py's per-command machinery (:mod:`.hot_reads`).
 * **reads of several keys on a cluster.** ``MGET`` of keys in different
   slots is refused; keys of one session, task or caller share a slot
   (:mod:`flask_mcp.policies.store_keys`), and the few reads that span
@@ -26,6 +28,8 @@ Other backends (SimpleCache, NullCache, ...) are returned as they are.
 from __future__ import annotations
 
 import typing as t
+
+from .hot_reads import HotReads, hot_reads_for
 
 __all__ = ["fitted", "is_cluster", "primaries"]
 
@@ -52,6 +56,8 @@ class _StoreSemantics:
     _write_client: t.Any
     _read_client: t.Any
     serializer: t.Any
+    #: Reads every request makes, past the client's per-command machinery (:mod:`.hot_reads`).
+    _hot_reads: HotReads | None = None
 
     if t.TYPE_CHECKING:  # the backend's own, found after this class in the fitted one's order
 
@@ -74,10 +80,16 @@ class _StoreSemantics:
         """The values of *keys*, in order; on a cluster, one ``MGET`` per slot, batched per node."""
         if not keys:
             return []
-        names = [f"{self._get_prefix()}{key}" for key in keys]
-        client = self._read_client
-        values = client.mget_nonatomic(names) if is_cluster(client) else client.mget(names)
-        return [self.serializer.loads(value) for value in values]
+        prefix = self._get_prefix()
+        names = [f"{prefix}{key}" for key in keys]
+        hot = self._hot_reads
+        if hot is not None:
+            values = hot.mget(names)
+        else:
+            client = self._read_client
+            values = client.mget_nonatomic(names) if is_cluster(client) else client.mget(names)
+        loads = self.serializer.loads
+        return [loads(value) for value in values]
 
 
 #: The fitted class of each backend class, made once.
@@ -103,4 +115,5 @@ def fitted(backend: t.Any) -> t.Any:
     copy: t.Any = object.__new__(_fitted_class(type(backend)))
     copy.__dict__.update(backend.__dict__)
     copy._read_client = write  # the master's answer: never a replica's that lags behind
+    copy._hot_reads = None if is_cluster(write) else hot_reads_for(write)
     return copy
