@@ -14,16 +14,15 @@ of the process's waiting places (``MCP_BODY_WAITERS``), and is refused (503)
 when they are all taken. A body that was already in the socket's buffer is
 read long before its grace ends, and never takes a place.
 
-Registering a body costs a heap push, not a thread. The watchdog thread
-starts with the first body and ends at most :data:`LINGER` seconds after the
-last one was read (not at once: a busy process would start a thread per
-request).
+Registering a body costs a dictionary entry, not a thread. The watchdog
+thread starts with the first body and ends :data:`LINGER` seconds after the
+last one was registered, when none is left to time (not at once: a busy
+process would start a thread a request).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import itertools
 import logging
 import math
@@ -62,6 +61,8 @@ class _Body:
     waiters: int | None
     #: Still within its grace: past it, the body needs a waiting place.
     in_grace: bool
+    #: When the watchdog must look at it next: its grace's end, else its deadline (monotonic).
+    due: float
     #: Whether it holds one of the process's waiting places.
     waiting: bool = False
     #: :data:`BUSY` or :data:`LATE` once the watchdog cut it off.
@@ -69,14 +70,22 @@ class _Body:
 
 
 class BodyWatchdog:
-    """Cuts off bodies past their deadline, or past their grace when no waiting place is free."""
+    """Cuts off bodies past their deadline, or past their grace when no waiting place is free.
+
+    Registering a body and stopping its clocks cost a dictionary entry under a
+    lock: every request's body is registered, and nearly all are read at once.
+    The watchdog thread looks at the bodies being read every
+    :data:`GRANULARITY` seconds while there are any, so a grace or a deadline
+    is kept to within that.
+    """
 
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int]] = []
         self._bodies: dict[int, _Body] = {}
         self._ids = itertools.count()
-        self._lock = threading.Condition()
+        self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        # When a body was last registered (monotonic): the thread lingers LINGER seconds past it.
+        self._last_watch = 0.0
         #: Bodies of this process holding a waiting place (past their grace, still arriving).
         self.waiting = 0
 
@@ -89,21 +98,16 @@ class BodyWatchdog:
         :param grace: seconds the body may take without a waiting place; ``None``: no grace, no places.
         :param waiters: the most bodies of the process that may be waiting past their grace at once.
         """
-        now = time.monotonic()
+        now = self._last_watch = time.monotonic()
         deadline = now + seconds if seconds is not None else math.inf
         in_grace = grace is not None and waiters is not None and now + grace < deadline
-        body = _Body(sock, deadline, waiters, in_grace)
         token = next(self._ids)
-        first = now + t.cast(float, grace) if in_grace else deadline
+        body = _Body(sock, deadline, waiters, in_grace, now + t.cast(float, grace) if in_grace else deadline)
         with self._lock:
             self._bodies[token] = body
-            if first < math.inf:
-                heapq.heappush(self._heap, (first, token))
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._run, name="mcp-body-deadline", daemon=True)
-                    self._thread.start()
-                elif self._heap[0][1] == token:
-                    self._lock.notify()  # an earlier time than the one the watchdog sleeps towards
+            if self._thread is None and body.due < math.inf:
+                self._thread = threading.Thread(target=self._run, name="mcp-body-deadline", daemon=True)
+                self._thread.start()
         return token
 
     def done(self, token: int) -> str | None:
@@ -127,36 +131,29 @@ class BodyWatchdog:
             return len(self._bodies)
 
     def _run(self) -> None:
-        with self._lock:
-            while True:
-                while self._heap and self._is_stale(self._heap[0][1]):
-                    heapq.heappop(self._heap)  # read in time, or already cut off: forget it
-                if not self._heap:
+        while True:
+            time.sleep(GRANULARITY)
+            now = time.monotonic()
+            with self._lock:
+                timed = False
+                # Oldest first: when places are short, the body that waited longest gets one.
+                for body in list(self._bodies.values()):
+                    if body.refused is None and body.due < math.inf:
+                        timed = True
+                        if body.due <= now:
+                            self._step(body)
+                if not timed and now - self._last_watch >= LINGER:
                     self._thread = None  # nothing left to time: the next body starts a thread again
                     return
-                wait = self._heap[0][0] - time.monotonic()
-                if wait > 0:
-                    # At most a few wake-ups a second, however many bodies are read: a
-                    # deadline is kept to within GRANULARITY seconds. Never longer than
-                    # LINGER, so that the thread ends soon after the last body was read.
-                    self._lock.wait(min(max(wait, GRANULARITY), LINGER))
-                    continue
-                _, token = heapq.heappop(self._heap)
-                self._step(token, self._bodies[token])
 
-    def _is_stale(self, token: int) -> bool:
-        body = self._bodies.get(token)
-        return body is None or body.refused is not None
-
-    def _step(self, token: int, body: _Body) -> None:
+    def _step(self, body: _Body) -> None:
         """The body's grace or deadline has come (called with the lock held)."""
         if body.in_grace:
             body.in_grace = False
             if body.waiters is None or self.waiting < body.waiters:
                 body.waiting = True
                 self.waiting += 1
-                if body.deadline < math.inf:
-                    heapq.heappush(self._heap, (body.deadline, token))
+                body.due = body.deadline
                 return
             body.refused = BUSY
         else:
