@@ -115,7 +115,7 @@ def _answer(state: MCPState) -> Response:
                 return error_response(401, exc.message, headers={"WWW-Authenticate": exc.challenge})
         if method == "POST":
             return _post(state, environ, principal)
-        if method in ("GET", "DELETE") and _hassession_of(state, environ):
+        if method in ("GET", "DELETE") and _has_session(state, environ):
             return _delete(state, environ, principal) if method == "DELETE" else _get(state, environ, principal)
     except Reject as reject:
         return reject.response
@@ -124,7 +124,7 @@ def _answer(state: MCPState) -> Response:
     return _method_not_allowed(state)
 
 
-def _hassession_of(state: MCPState, environ: WSGIEnvironment) -> bool:
+def _has_session(state: MCPState, environ: WSGIEnvironment) -> bool:
     # A GET or DELETE belongs to a handshake session; a modern client has none.
     return (
         not state.settings.stateless
@@ -148,7 +148,7 @@ def _check_origin_and_host(state: MCPState, environ: WSGIEnvironment) -> None:
         raise Reject(error_response(403, reason))
 
 
-def _acceptsjson_response(accept: str) -> bool:
+def _accepts_json(accept: str) -> bool:
     # The common values are decided by a substring test; anything with
     # quality parameters gets werkzeug's full parse.
     if ";" not in accept and ("application/json" in accept or "*/*" in accept or "application/*" in accept):
@@ -158,7 +158,7 @@ def _acceptsjson_response(accept: str) -> bool:
 
 def _read_body(state: MCPState, environ: WSGIEnvironment) -> bytes:
     accept = environ.get("HTTP_ACCEPT")
-    if accept and not _acceptsjson_response(accept):
+    if accept and not _accepts_json(accept):
         raise Reject(error_response(406, "Not Acceptable: the client must accept application/json"))
     if environ.get("CONTENT_TYPE") != JSON_CONTENT_TYPE and not is_json_request(environ):
         raise Reject(error_response(415, "Unsupported Media Type: Content-Type must be application/json"))

@@ -57,9 +57,7 @@ def session_of(
     :raises Reject: 400 without ``Mcp-Session-Id``, 404 for a session unknown, expired, deleted
         or another principal's.
     """
-    session_id = environ.get(SESSION_KEY)
-    if not session_id:
-        raise Reject(error_response(400, f"Bad Request: missing {SESSION_HEADER} header", msg_id=msg_id))
+    session_id = _named(environ, msg_id)
     session = state.sessions.open(session_id, owner_of(principal)) if state.sessions is not None else None
     if session is None:
         raise Reject(session_not_found(state, session_id, msg_id))
@@ -74,13 +72,18 @@ def check_session(
 
     :raises Reject: as :func:`session_of`.
     """
-    session_id = environ.get(SESSION_KEY)
-    if not session_id:
-        raise Reject(error_response(400, f"Bad Request: missing {SESSION_HEADER} header", msg_id=msg_id))
+    session_id = _named(environ, msg_id)
     live, along = state.sessions.check(session_id, owner_of(principal)) if state.sessions is not None else (False, None)
     if not live:
         raise Reject(session_not_found(state, session_id, msg_id))
     state.keep_in_step_along(along)
+
+
+def _named(environ: WSGIEnvironment, msg_id: jsonrpc.RequestId | None) -> str:
+    session_id: str | None = environ.get(SESSION_KEY)
+    if not session_id:
+        raise Reject(error_response(400, f"Bad Request: missing {SESSION_HEADER} header", msg_id=msg_id))
+    return session_id
 
 
 def session_not_found(state: MCPState, session_id: str, msg_id: jsonrpc.RequestId | None) -> Response:
