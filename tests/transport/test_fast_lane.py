@@ -1009,3 +1009,39 @@ def test_variations_of_a_call_are_answered_alike(pair: Twins) -> None:
     # Some variations stayed valid calls: the lane was exercised, and so was the general path.
     assert any(taken) and not all(taken)
     assert pair.lane.taken - taken_before == sum(taken)
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("change", ["disable", "remove_tool", "replace"])
+def test_a_change_the_request_catches_up_with_is_answered_alike(pair: Twins, era: str, change: str) -> None:
+    """The same as above in one process: the change arrives as the request is brought in step."""
+    send_in(era, pair, {"name": "add", "arguments": {"a": 1, "b": 2}}, lane=True)  # the plan is worked out
+    for app in pair.apps:
+        state = state_of(app)
+        mcp = state.mcp
+        pending = [True]
+
+        def change_now(mcp: MCP = mcp, pending: list[bool] = pending) -> None:
+            if pending and pending.pop():
+                if change == "replace":
+                    mcp.remove_tool("add")
+                    mcp.tool(name="add")(lambda a, b: a - b)
+                else:
+                    getattr(mcp, change)("add")
+
+        def keep_in_step(*args: t.Any, step: t.Any = state.keep_in_step, change_now: t.Any = change_now) -> None:
+            step(*args)
+            change_now()
+
+        def keep_in_step_along(
+            record: t.Any, step: t.Any = state.keep_in_step_along, change_now: t.Any = change_now
+        ) -> None:
+            step(record)
+            change_now()
+
+        state.keep_in_step, state.keep_in_step_along = keep_in_step, keep_in_step_along  # type: ignore[method-assign]
+    got = send_in(era, pair, {"name": "add", "arguments": {"a": 1, "b": 2}}, lane=False)
+    if change == "replace":
+        assert got.body["result"]["structuredContent"] == {"result": -1}
+    else:
+        assert "add" in got.body["error"]["message"]
