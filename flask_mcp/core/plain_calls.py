@@ -17,8 +17,9 @@ A transport takes the straight path only for a request whose shape it has
 checked, and only up to :meth:`PlainCall.load`: when the validator cannot
 vouch for the arguments (a value it does not accept, a name the schema does
 not declare), nothing has run yet and the request goes the general way,
-which words the error. ``tests/core/test_plain_calls.py`` sends the same
-calls down both paths and compares the answers.
+which words the error. ``tests/transport/test_fast_lane.py`` sends the same
+requests down both paths and compares the answers; ``tests/core/test_plain_calls.py``
+checks which tools have a straight path and what :meth:`PlainCall.load` vouches for.
 """
 
 from __future__ import annotations

@@ -15,6 +15,11 @@ and the method table) costs more than the work itself. The lane is two steps:
 2. :func:`answer`: the session (handshake era), the run, the answer, through
    the same functions the general path uses, so both answer alike
    (``tests/transport/test_fast_lane.py`` sends the same requests down both).
+   The session's read brings the registry in step with other processes'
+   changes (:mod:`flask_mcp.stores.shared_registry`), after :func:`recognise`
+   found the tool: when that changed the tool's straight path (the tool was
+   disabled, removed or replaced), :func:`answer` declines too, nothing run,
+   and the general path answers with the registry as it now is.
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ class LaneCall(t.NamedTuple):
     """A ``tools/call`` the lane answers."""
 
     request_id: jsonrpc.RequestId
+    #: The tool's name, as the call gives it.
+    name: str
     plain: PlainCall
     #: The tool function's keyword arguments.
     kwargs: dict[str, t.Any]
@@ -86,7 +93,7 @@ def recognise(state: MCPState, environ: WSGIEnvironment, payload: t.Any) -> Lane
     kwargs = plain.load(arguments)
     if kwargs is None:
         return None
-    return LaneCall(request_id, plain, kwargs, modern)
+    return LaneCall(request_id, name, plain, kwargs, modern)
 
 
 def _modern_checks_pass(state: MCPState, environ: WSGIEnvironment, params: dict[str, t.Any]) -> bool:
@@ -100,8 +107,8 @@ def _modern_checks_pass(state: MCPState, environ: WSGIEnvironment, params: dict[
     return True
 
 
-def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal: Principal | None) -> Response:
-    """Answer *call*, recognised in this request.
+def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal: Principal | None) -> Response | None:
+    """Answer *call*, recognised in this request; ``None``: the general path must, as the tool changed since.
 
     :raises Reject: the handshake session is missing or unknown (as on the general path).
     """
@@ -111,6 +118,8 @@ def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal:
     else:
         check_session(state, environ, call.request_id, principal)  # a plain tool reads nothing of it
     plain, kwargs, modern = call.plain, call.kwargs, call.modern
+    if server.plain_call(call.name) is not plain:
+        return None  # another process's change, just applied, took the tool away or replaced it
     response = server.respond(call.request_id, "tools/call", lambda: _result(server, plain, kwargs, modern))
     return json_answer(state, response, modern)
 

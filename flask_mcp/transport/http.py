@@ -189,7 +189,10 @@ def _post(state: MCPState, environ: WSGIEnvironment, principal: Principal | None
         msg_id = message.id if not isinstance(message, jsonrpc.Notification) else None  # type: ignore[union-attr]
     try:
         if lane is not None:
-            return fast_lane.answer(state, environ, lane, principal)
+            answered = fast_lane.answer(state, environ, lane, principal)
+            if answered is not None:
+                return answered
+            message = jsonrpc.parse_message(payload)  # recognised by the lane: a well-formed request
         message = t.cast(jsonrpc.Message, message)
         if state.server.modern_era and (
             environ.get(_VERSION_KEY) in MODERN_PROTOCOL_VERSIONS or is_modern(getattr(message, "params", None))
