@@ -85,12 +85,15 @@ def plain_call_of(server: Server, tool: Tool) -> PlainCall | None:
 
     What is asked of the tool here only changes with :attr:`Tool.generation
     <flask_mcp.components.model.Tool.generation>`; whether its function is a
-    route's view is final once the app serves requests, which is where this is
-    asked. What the server may change at run time (hooks, limits, a tracer) is
-    asked on each call, by :meth:`Server.plain_call <flask_mcp.core.server.Server.plain_call>`.
+    route's view (and so whether its input schema takes the URL's variables)
+    is final once the app serves requests, which is where this is asked.
+    What the server may change at run time (hooks, limits, a tracer) is asked
+    on each call, by :meth:`Server.plain_call <flask_mcp.core.server.Server.plain_call>`.
     """
+    # A completion still pending after this means the app routes nothing to the function: the
+    # schema as given is the one its calls use here, as on the general path.
     tool.complete()
-    if tool.completion is not None or tool.refused is not None or tool.unsupplied:
+    if tool.refused is not None or tool.unsupplied:
         return None
     policy = tool.resolved
     if (

@@ -54,6 +54,8 @@ class LaneCall(t.NamedTuple):
     request_id: jsonrpc.RequestId
     #: The tool's name, as the call gives it.
     name: str
+    #: The registry's table of tools the tool was found in (replaced whole on any change).
+    tools: dict[str, t.Any]
     plain: PlainCall
     #: The tool function's keyword arguments.
     kwargs: dict[str, t.Any]
@@ -87,13 +89,14 @@ def recognise(state: MCPState, environ: WSGIEnvironment, payload: t.Any) -> Lane
             return None
     elif version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
         return None
+    tools = server.registry.tools
     plain = server.plain_call(name)
     if plain is None:
         return None
     kwargs = plain.load(arguments)
     if kwargs is None:
         return None
-    return LaneCall(request_id, name, plain, kwargs, modern)
+    return LaneCall(request_id, name, tools, plain, kwargs, modern)
 
 
 def _modern_checks_pass(state: MCPState, environ: WSGIEnvironment, params: dict[str, t.Any]) -> bool:
@@ -118,7 +121,7 @@ def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal:
     else:
         check_session(state, environ, call.request_id, principal)  # a plain tool reads nothing of it
     plain, kwargs, modern = call.plain, call.kwargs, call.modern
-    if server.plain_call(call.name) is not plain:
+    if server.registry.tools is not call.tools and server.plain_call(call.name) is not plain:
         return None  # another process's change, just applied, took the tool away or replaced it
     response = server.respond(call.request_id, "tools/call", lambda: _result(server, plain, kwargs, modern))
     return json_answer(state, response, modern)

@@ -266,18 +266,6 @@ class Wider(Schema):
     note = fields.String(load_default="none")
 
 
-def settled(app: Flask, *names: str) -> None:
-    """Make the input schemas of *names* final, as for a route's view once its URL is known.
-
-    A tool given ``input_schema=`` waits for a route that may supply more
-    arguments (``Tool.completion``) and takes the general path until then.
-    """
-    for name in names:
-        tool = state_of(app).server.registry.tools[name]
-        assert tool.completion is not None
-        tool.complete_with(tool.input_schema)
-
-
 @pytest.mark.parametrize(
     "schema",
     [Limited, {"type": "object", "properties": {"a": {"type": "integer"}}}],
@@ -295,8 +283,6 @@ def test_a_schema_without_a_compiled_validator_gives_none(
         return a
 
     app = make_app(mcp)
-    assert plan(app, "special") is None and plan(app, "plain") is None  # not settled yet
-    settled(app, "special", "plain")
     assert plan(app, "special") is None
     assert plan(app, "plain") is not None
 
@@ -307,7 +293,6 @@ def test_bundled_arguments_give_none(mcp: MCP, make_app: t.Callable[..., Flask])
         return len(data)
 
     app = make_app(mcp)
-    settled(app, "special")
     assert plan(app, "special") is None
 
 
@@ -321,7 +306,6 @@ def test_load_drops_names_the_function_does_not_take(mcp: MCP, make_app: t.Calla
         return f"{a} {note}"
 
     app = make_app(mcp)
-    settled(app, "narrow", "whole")
     narrow_plan, whole_plan = plan(app, "narrow"), plan(app, "whole")
     assert narrow_plan is not None and whole_plan is not None
     assert narrow_plan.load({"a": 1, "note": "n"}) == {"a": 1}

@@ -214,6 +214,15 @@ def register_tools(mcp: MCP) -> None:
         """Takes any keyword."""
         return a + len(rest)
 
+    class Order(Schema):
+        item = fields.String(required=True)
+        count = fields.Integer(strict=True, load_default=1)
+
+    @mcp.tool(input_schema=Order)
+    def order(item: str, count: int) -> str:
+        """Arguments by a marshmallow schema of the app's own."""
+        return f"{count} x {item}"
+
 
 Setup = t.Callable[[MCP], "list[Blueprint] | None"]
 
@@ -383,6 +392,20 @@ def test_the_lane_answers_the_common_call(pair: Twins, era: str, monkeypatch: py
     got = send_in(era, pair, {"name": "add", "arguments": {"a": 2, "b": 3}}, lane=None)
     assert got.status == 200 and got.body["result"]["structuredContent"] == {"result": 5}
     assert calls == [era == "modern"]  # one call, answered by the lane in the request's era
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(
+    ("arguments", "taken"),
+    [({"item": "tea"}, True), ({"item": "tea", "count": 2}, True), ({"count": 2}, False), ({"item": 1}, False)],
+    ids=["defaulted", "given", "missing", "mistyped"],
+)
+def test_a_tool_given_an_input_schema_takes_the_lane(
+    pair: Twins, era: str, arguments: dict[str, t.Any], taken: bool
+) -> None:
+    # Its completion stays pending in an app that routes nothing to the function: the schema as given is final.
+    assert pair.plain_call("order") is not None
+    send_in(era, pair, {"name": "order", "arguments": arguments}, lane=taken)
 
 
 def test_the_lane_answers_without_a_session_when_stateless(twins: t.Callable[..., Twins]) -> None:
