@@ -110,6 +110,9 @@ def summarize(samples: dict[tuple[str, int], list[load.Measurement]]) -> list[di
                 "server": name,
                 "concurrency": concurrency,
                 "rps": round(statistics.fmean(run.rps for run in runs), 1),
+                # The spread over the rounds: the slowest and the fastest round.
+                "rps_min": round(min(run.rps for run in runs), 1),
+                "rps_max": round(max(run.rps for run in runs), 1),
                 "p50_ms": round(statistics.median(run.p50_ms for run in runs), 3),
                 "p99_ms": round(statistics.median(run.p99_ms for run in runs), 3),
                 "errors": sum(run.errors for run in runs),
@@ -214,16 +217,18 @@ def store_commands_per_call(redis_url: str, calls: int = 500) -> dict[str, float
 
 
 def print_table(results: list[dict[str, t.Any]], found: list[dict[str, t.Any]]) -> None:
-    print(f"\n{'server':<22}{'conc':>5}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}")
+    print(f"\n{'server':<26}{'conc':>5}{'req/s':>10}{'rounds':>14}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}")
     for r in sorted(results, key=lambda r: (r["concurrency"], r["server"])):
+        spread = f"{r['rps_min']:.0f}-{r['rps_max']:.0f}"
         print(
-            f"{r['server']:<22}{r['concurrency']:>5}{r['rps']:>10.0f}{r['p50_ms']:>9.2f}{r['p99_ms']:>9.2f}{r['errors']:>8}"
+            f"{r['server']:<26}{r['concurrency']:>5}{r['rps']:>10.0f}{spread:>14}"
+            f"{r['p50_ms']:>9.2f}{r['p99_ms']:>9.2f}{r['errors']:>8}"
         )
     if found:
-        print(f"\n{'scenario':<22}{'peer':<20}{'conc':>5}{'req/s ratio':>13}{'p99 ratio':>11}")
+        print(f"\n{'scenario':<28}{'peer':<26}{'conc':>5}{'req/s ratio':>13}{'p99 ratio':>11}")
         for f in found:
             print(
-                f"{f['scenario']:<22}{f['peer']:<20}{f['concurrency']:>5}{f['rps_ratio']:>13.2f}{f['p99_ratio']:>11.2f}"
+                f"{f['scenario']:<28}{f['peer']:<26}{f['concurrency']:>5}{f['rps_ratio']:>13.2f}{f['p99_ratio']:>11.2f}"
             )
 
 

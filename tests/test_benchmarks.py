@@ -27,6 +27,7 @@ def test_harness_produces_numbers(tmp_path: Path) -> None:
     assert {r["server"] for r in report["results"]} == {"flask_mcp-stateful", "flask_mcp-modern", "floor"}
     for result in report["results"]:
         assert result["concurrency"] == 2 and result["rps"] > 0 and result["p99_ms"] >= result["p50_ms"] > 0
+        assert result["rps_min"] == result["rps_max"] == result["rps"]  # one round: no spread
         assert result["errors"] == 0  # modern requests included: envelope and routing headers accepted
     assert [(r["scenario"], r["peer"]) for r in report["ratios"]] == [
         ("flask_mcp-modern", "floor"),

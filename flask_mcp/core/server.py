@@ -41,6 +41,7 @@ from .client import Call, ClientState
 from .context import Channel
 from .hooks import Hooks, tool_called
 from .methods import HANDLERS, MODERN_HANDLERS, NOTIFICATION_HANDLERS
+from .methods.tools import call_tool
 from .plain_calls import PlainCall, plain_call_of
 from .result_cache import ResultCache
 from .rounds import ROUND_METHODS, InputRequired, Round, Sealer
@@ -305,12 +306,15 @@ class Server:
         ``None`` when the call needs the general path (or names no tool).
 
         The tool's part of the answer is worked out once; the server's (hooks or
-        signal receivers, a server-wide rate limit, a tracer that records) is
-        asked on each call, as those may be added while the app runs.
+        signal receivers, a server-wide rate limit, a tracer that records, the
+        method tables' ``tools/call`` handler replaced) is asked on each call,
+        as those may change while the app runs.
         """
         tracer = self.tracer
         if self.rate_limit is not None or self.hooks.engaged(tool_called) or (tracer is not None and tracer.recording):
             return None
+        if HANDLERS.get("tools/call") is not call_tool or MODERN_HANDLERS.get("tools/call") is not call_tool:
+            return None  # the method tables' handler was replaced: every call goes to the one there
         tool = self.registry.tools.get(name)
         if tool is None:
             return None

@@ -349,6 +349,18 @@ def test_a_tool_called_receiver_is_seen_while_connected(app: Flask) -> None:
     assert plan(app, "add") is not None
 
 
+@pytest.mark.parametrize("table", ["HANDLERS", "MODERN_HANDLERS"])
+def test_a_replaced_tools_call_handler_is_seen(app: Flask, table: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flask_mcp.core import methods
+
+    assert plan(app, "add") is not None
+    handlers = getattr(methods, table)
+    monkeypatch.setitem(handlers, "tools/call", lambda call: handlers["tools/list"](call))
+    assert plan(app, "add") is None  # every call goes to the handler the table names
+    monkeypatch.undo()
+    assert plan(app, "add") is not None
+
+
 def test_a_server_wide_rate_limit_and_a_recording_tracer_are_seen(app: Flask) -> None:
     server = state_of(app).server
     assert plan(app, "add") is not None
