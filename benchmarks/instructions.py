@@ -11,7 +11,9 @@ difference, divided by the calls, is what one call costs, free of the
 interpreter's start-up and the imports. The garbage collector is stopped
 for the counted calls: a collection of the older generations costs millions
 of instructions at a moment that depends on everything allocated before,
-so it would land in one run of a pair and not the other.
+so it would land in one run of a pair and not the other. ``--collect``
+leaves it on, to count its share too (give enough ``--calls`` for its
+collections to average out).
 
 Scenarios: ``floor`` and ``floor-modern`` (the bare Flask views of
 ``servers/floor_app.py``), ``flask_mcp`` (handshake era, a session in
@@ -104,20 +106,24 @@ def caller(name: str) -> t.Callable[[], None]:
     return call
 
 
-def run_scenario(name: str, count: int) -> None:
-    """Warm *name* up, then send *count* calls (what each counted run executes)."""
+def run_scenario(name: str, count: int, collect: bool = False) -> None:
+    """Warm *name* up, then send *count* calls (what each counted run executes).
+
+    :param collect: leave the garbage collector on while counting.
+    """
     call = caller(name)
     for _ in range(WARMUP):
         call()
-    # A collection of the older generations costs millions of instructions and comes when
-    # the allocations add up, in one run of the pair and not the other: none while counting.
     gc.collect()
-    gc.disable()
+    if not collect:
+        # A collection of the older generations costs millions of instructions and comes when
+        # the allocations add up, in one run of the pair and not the other: none while counting.
+        gc.disable()
     for _ in range(count):
         call()
 
 
-def counted(name: str, count: int, redis_url: str | None) -> int:
+def counted(name: str, count: int, redis_url: str | None, collect: bool = False) -> int:
     """Instructions callgrind counts for a run of *name* with *count* measured calls."""
     environment = {**os.environ, "PYTHONHASHSEED": "0"}
     if redis_url:
@@ -126,6 +132,7 @@ def counted(name: str, count: int, redis_url: str | None) -> int:
         command = [
             "valgrind", "--tool=callgrind", f"--callgrind-out-file={scratch}/out",
             sys.executable, __file__, "--scenario", name, "--count", str(count),
+            *(["--collect"] if collect else []),
         ]  # fmt: skip
         done = subprocess.run(command, env=environment, capture_output=True, text=True, check=False)
     found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
@@ -134,7 +141,7 @@ def counted(name: str, count: int, redis_url: str | None) -> int:
     return int(found.group(1))
 
 
-def measure(names: list[str], calls: int, jobs: int) -> dict[str, float]:
+def measure(names: list[str], calls: int, jobs: int, collect: bool = False) -> dict[str, float]:
     """Instructions per call of each scenario in *names*."""
     redis = None
     if "flask_mcp-redis" in names:
@@ -149,7 +156,7 @@ def measure(names: list[str], calls: int, jobs: int) -> dict[str, float]:
         per_call: dict[str, float] = {}
         with ThreadPoolExecutor(jobs) as pool:  # the counts do not depend on what else runs
             runs = {
-                name: [pool.submit(counted, name, count, redis.url if redis else None) for count in (0, calls)]
+                name: [pool.submit(counted, name, count, redis.url if redis else None, collect) for count in (0, calls)]
                 for name in names
             }
             for name, (base, loaded) in runs.items():
@@ -167,18 +174,23 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
     parser.add_argument("--jobs", type=int, default=2, help="callgrind runs at once (default 2)")
     parser.add_argument("--only", default="", help="comma-separated scenarios (default: all; the floors always run)")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"output file (default {DEFAULT_JSON})")
+    parser.add_argument(
+        "--collect",
+        action="store_true",
+        help="count the garbage collector's work too (give enough --calls for its collections to average out)",
+    )
     parser.add_argument("--scenario", help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.scenario:
-        run_scenario(args.scenario, args.count)
+        run_scenario(args.scenario, args.count, args.collect)
         return {}
     if not shutil.which("valgrind"):
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
     wanted = [name for name in args.only.split(",") if name] or list(SCENARIOS)
     names = [name for name in SCENARIOS if name in wanted or name.startswith("floor")]
-    per_call = measure(names, args.calls, args.jobs)
-    report: dict[str, t.Any] = {"calls": args.calls, "scenarios": {}}
+    per_call = measure(names, args.calls, args.jobs, args.collect)
+    report: dict[str, t.Any] = {"calls": args.calls, "collect": args.collect, "scenarios": {}}
     print(f"{'scenario':<20}{'instructions/call':>20}{'ratio to floor':>16}{'over floor':>14}")
     for name, value in per_call.items():
         floor = per_call[FLOOR_OF[SCENARIOS[name][1]]]
