@@ -41,6 +41,7 @@ if t.TYPE_CHECKING:
 
     from ..binding.state import MCPState
     from ..core.plain_calls import PlainCall
+    from ..core.server import Server
     from ..policies.principal import Principal
 
 __all__ = ["LaneCall", "answer", "recognise"]
@@ -127,6 +128,6 @@ def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal:
     return json_answer(state, response, modern)
 
 
-def _result(server: t.Any, plain: PlainCall, kwargs: dict[str, t.Any], modern: bool) -> dict[str, t.Any]:
+def _result(server: Server, plain: PlainCall, kwargs: dict[str, t.Any], modern: bool) -> dict[str, t.Any]:
     result = plain.run(server, kwargs, in_round=modern)
     return completed(server, result) if modern else result

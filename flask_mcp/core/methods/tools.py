@@ -134,10 +134,10 @@ def complete_call(
 def failed(server: Server, tool: Tool, exc: Exception, *, in_round: bool = False) -> dict[str, t.Any]:
     """The error result of a run of *tool* that raised *exc*, worded by the tool's error format.
 
-    :param in_round: the call is a modern one that may answer ``input_required``: an
-        :class:`~flask_mcp.core.input_requests.InputError` is its protocol error, raised again.
-    :raises Exception: *exc* itself when it is not the tool's failure but the request's (see above,
-        and a store's refusal of the caller, which is a 429 for the request).
+    :param in_round: the call is a modern one that may answer ``input_required``.
+    :raises Exception: *exc* itself when it is the request's failure, not the tool's: in a round,
+        an :class:`~flask_mcp.core.input_requests.InputError` (the modern era's protocol error,
+        -32021 or -32602); anywhere, the store's refusal of the caller (a 429 for the request).
     """
     if (in_round and isinstance(exc, InputError)) or isinstance(exc, StoreRefused):
         raise exc
