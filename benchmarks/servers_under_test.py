@@ -36,6 +36,8 @@ UVICORN = ["-m", "uvicorn", "--workers", "1", "--no-access-log", "--log-level", 
 GRANIAN = ["-m", "granian", "--workers", "1", "--runtime-threads", "1", "--no-access-log", "--host", "127.0.0.1"]
 GRANIAN_WSGI = [*GRANIAN, "--interface", "wsgi", "--blocking-threads", "4"]
 GRANIAN_ASGI = [*GRANIAN, "--interface", "asgi"]
+#: The session id the load sends a server that ignores it: as long as the ones flask_mcp issues.
+IGNORED_SESSION = "f" * 43
 #: How each server is run: its command line before the address and target, the Python packages it needs.
 Runner = t.Literal["gunicorn", "gunicorn-gevent", "granian-wsgi", "uvicorn", "granian-asgi"]
 RUNNER_PACKAGES: dict[str, tuple[str, ...]] = {
@@ -58,6 +60,9 @@ class ServerSpec:
     env: tuple[tuple[str, str], ...] = ()
     #: Whether the server issues a session the load must carry (handshake era only).
     stateful: bool = False
+    #: Whether the load carries a session id the server ignores: a floor of the handshake era
+    #: then parses the same request a session's call is (``Mcp-Session-Id`` included).
+    ignored_session: bool = False
     redis: bool = False
     #: The revision the load speaks: ``modern`` requests need no handshake and carry an envelope.
     era: Era = "handshake"
@@ -80,7 +85,7 @@ _GTHREAD_SPECS = [
     ServerSpec("fastmcp-modern", "uvicorn", "benchmarks.servers.fastmcp_app:stateless_app",
                needs=("fastmcp", "uvicorn"), era="modern"),
     ServerSpec("sdk", "uvicorn", "benchmarks.servers.sdk_app:app", needs=("mcp", "uvicorn"), stateful=True),
-    ServerSpec("floor", "gunicorn", "benchmarks.servers.floor_app:app"),
+    ServerSpec("floor", "gunicorn", "benchmarks.servers.floor_app:app", ignored_session=True),
     # The same view fed the modern request (its envelope and routing headers, which it ignores) and
     # answering what a modern result carries: the floor of the modern era, whose messages are longer.
     ServerSpec("floor-modern", "gunicorn", "benchmarks.servers.floor_app:modern_app", era="modern"),
@@ -233,6 +238,8 @@ class RunningServer:
             # granian announces its worker before the worker has bound the port.
             wait_for_port(self.port, self.process)
             self.session_id = self.handshake() if spec.stateful and spec.era == "handshake" else ""
+            if spec.ignored_session and spec.era == "handshake":
+                self.session_id = IGNORED_SESSION
             self.check()
         except BaseException:
             self.stop()

@@ -1,6 +1,8 @@
 """The floor: bare Flask parsing a JSON-RPC ``tools/call`` and answering an MCP-shaped result.
 
 No validation, no sessions, no protocol: what any Flask endpoint costs.
+The load sends ``app`` the same request a session's call is, its
+``Mcp-Session-Id`` included (which it ignores).
 ``app`` answers as the handshake era does; ``modern_app`` reads the same
 view's request with the 2026-07-28 envelope and headers (ignoring them) and
 adds what every modern result carries (``resultType``, the server's info).

@@ -158,21 +158,26 @@ class MCPState:
         disk), before a request is handled.
 
         With a loaded *session* the record came in the same round trip; without
-        one it is read at most once a second.
+        one it is read at most once a second (never from a store only this
+        process sees, whose changes it applied as it made them).
         """
         if session is not None:
             self.keep_in_step_along(session.read_along)
         else:
             if self.skill_watch is not None:
                 self.skill_watch()
-            if self.shared is not None:
+            if self.shared is not None and self.store_is_shared:
                 self.shared.refresh()
 
     def keep_in_step_along(self, record: t.Any) -> None:
-        """:meth:`keep_in_step` with the registry's *record*, read along with the request's session."""
+        """:meth:`keep_in_step` with the registry's *record*, read along with the request's session.
+
+        A store only this process sees holds no change it has not applied as it
+        made it: nothing is read along then, and *record* is ``None``.
+        """
         if self.skill_watch is not None:
             self.skill_watch()
-        if self.shared is not None:
+        if self.shared is not None and self.store_is_shared:
             self.shared.apply(record)
 
 
@@ -296,7 +301,8 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
             settings.session_ttl,
             max_age=settings.session_max_age,
             per_owner=settings.sessions_per_principal,
-            read_along=REGISTRY_KEY,
+            # Other processes' registry changes come with each session read; one process's store has none.
+            read_along=None if is_process_local(backend) else REGISTRY_KEY,
             # A store in this process's memory marks its ids, to tell "another process made it".
             origin=secrets.token_hex(4) if is_process_local(backend) else None,
         )

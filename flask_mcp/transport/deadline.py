@@ -102,7 +102,7 @@ class BodyWatchdog:
         deadline = now + seconds if seconds is not None else math.inf
         in_grace = grace is not None and waiters is not None and now + grace < deadline
         token = next(self._ids)
-        body = _Body(sock, deadline, waiters, in_grace, now + t.cast(float, grace) if in_grace else deadline)
+        body = _Body(sock, deadline, waiters, in_grace, now + (grace or 0.0) if in_grace else deadline)
         with self._lock:
             self._bodies[token] = body
             if self._thread is None and body.due < math.inf:

@@ -29,7 +29,7 @@ import typing as t
 from ..core.modern import completed
 from ..protocol import jsonrpc
 from ..protocol.envelope import PROTOCOL_VERSION, check_version_of, read_envelope
-from ..protocol.jsonrpc import MCPError
+from ..protocol.jsonrpc import MAX_ID_INTEGER, MCPError
 from ..protocol.versions import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from .routing_headers import check_routing_headers
 from .session_lookup import check_session
@@ -70,9 +70,15 @@ def recognise(state: MCPState, environ: WSGIEnvironment, payload: t.Any) -> Lane
     """
     if type(payload) is not dict or payload.get("method") != "tools/call" or payload.get("jsonrpc") != "2.0":
         return None
-    request_id = payload.get("id")
+    request_id: t.Any = payload.get("id")  # a RequestId once checked below
     params = payload.get("params")
-    if type(params) is not dict or request_id is None or not jsonrpc.is_request_id(request_id):
+    # An integer id, the common one, is checked here: the call costs more than the comparison.
+    if type(request_id) is int:
+        if not -MAX_ID_INTEGER <= request_id <= MAX_ID_INTEGER:
+            return None
+    elif not jsonrpc.is_request_id(request_id):
+        return None
+    if type(params) is not dict:
         return None
     name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta")
     if arguments is None:
