@@ -42,6 +42,7 @@ from ..stores.result_cache import CacheResultCache
 from ..stores.sessions import SessionStore
 from ..stores.shared_registry import KEY as REGISTRY_KEY
 from ..stores.shared_registry import SharedRegistry
+from ..stores.topology import track_reads
 from ..stores.waker import Waker
 from ..telemetry import TelemetrySettings, tracer_for
 from ..transport.stream_slots import StreamSlots
@@ -306,6 +307,9 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
             # A store in this process's memory marks its ids, to tell "another process made it".
             origin=secrets.token_hex(4) if is_process_local(backend) else None,
         )
+        if settings.track_session_reads and sessions.read_along is not None:
+            # The records every request reads, kept in each process while Redis reports them unchanged.
+            track_reads(app.extensions["cache"][cache], sessions.read_keys, absent_kept=[REGISTRY_KEY])
         # Shorter-lived than any session: should a Redis evict by nearest expiry
         # (volatile-ttl), it takes these before a session in use.
         mailbox = Mailbox(

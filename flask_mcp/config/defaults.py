@@ -150,6 +150,9 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_SESSIONS_PER_PRINCIPAL": 100,
     # Absolute lifetime of a session in seconds, however active; None: no limit.
     "MCP_SESSION_MAX_AGE": 86400,
+    # With Redis: keep the session records read in each process while Redis reports them
+    # unchanged (client tracking), instead of reading the store on every request.
+    "MCP_TRACK_SESSION_READS": True,
     # Leave out of */list results the components the caller's permissions deny.
     "MCP_FILTER_LISTINGS_BY_PERMISSIONS": False,
     # Serve only components with one of these tags (tags=); None or empty: no such filter.

@@ -131,6 +131,7 @@ class Settings:
     auth_openapi: bool = False
     sessions_per_principal: int | None = 100
     session_max_age: int | None = 86400
+    track_session_reads: bool = True
     filter_listings_by_permissions: bool = False
     require_permissions: bool = False
     include_tags: tuple[str, ...] | None = None
@@ -233,6 +234,7 @@ class Settings:
             auth_openapi=bool(config["MCP_AUTH_OPENAPI"]),
             sessions_per_principal=optional_positive(config, "MCP_SESSIONS_PER_PRINCIPAL"),
             session_max_age=optional_positive(config, "MCP_SESSION_MAX_AGE"),
+            track_session_reads=bool(config["MCP_TRACK_SESSION_READS"]),
             filter_listings_by_permissions=bool(config["MCP_FILTER_LISTINGS_BY_PERMISSIONS"]),
             require_permissions=bool(config["MCP_REQUIRE_PERMISSIONS"]),
             include_tags=as_tuple(config["MCP_INCLUDE_TAGS"] or ()) or None,

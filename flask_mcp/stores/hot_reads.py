@@ -26,8 +26,12 @@ the client, as before.
 from __future__ import annotations
 
 import collections
-import os
 import typing as t
+
+from .forks import forks
+
+if t.TYPE_CHECKING:
+    from .tracked_reads import TrackedReads
 
 __all__ = ["HotReads", "hot_reads_for"]
 
@@ -44,13 +48,20 @@ class HotReads:
         self.keep = keep
         self._pool = client.connection_pool
         self._idle: collections.deque[t.Any] = collections.deque()
-        self._pid = os.getpid()
+        self._forks = forks()
+        #: The session reads kept in this process while Redis reports no change; ``None``: none kept.
+        self.tracked: TrackedReads | None = None
 
     def mget(self, names: list[str]) -> list[t.Any]:
         """The raw values of *names*, in order (``None`` for a missing key)."""
-        if self._pid != os.getpid():
+        tracked = self.tracked
+        if tracked is not None and tracked.covers(names):
+            found = tracked.read(names)
+            if found is not None:
+                return found
+        if self._forks != forks():
             # Forked: the idle connections are the parent's; dropping them only closes this copy.
-            self._idle, self._pid = collections.deque(), os.getpid()
+            self._idle, self._forks = collections.deque(), forks()
         try:
             connection = self._idle.pop()
         except IndexError:
@@ -69,6 +80,8 @@ class HotReads:
 
     def close(self) -> None:
         """Close the waiting connections (a later read makes new ones)."""
+        if self.tracked is not None:
+            self.tracked.close()
         while self._idle:
             try:
                 self._idle.pop().disconnect()

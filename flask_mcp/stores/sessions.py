@@ -145,6 +145,11 @@ class SessionStore:
             self.store(session)
         return session
 
+    @property
+    def read_keys(self) -> tuple[str, ...]:
+        """The prefixes of the keys every session read fetches: the records', then the ``read_along`` key."""
+        return (f"{_KEY}:", self.read_along) if self.read_along is not None else (f"{_KEY}:",)
+
     def check(self, session_id: str, owner: str | None = None) -> tuple[bool, t.Any]:
         """Whether *session_id* is a live session of *owner*, and the ``read_along`` value read with it.
 

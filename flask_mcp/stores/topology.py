@@ -14,7 +14,9 @@ gives every Redis backend (``RedisCache``, ``RedisSentinelCache``,
   ``EXPIRE``: a process that dies, or a master that fails over, between
   the two leaves a lock that never expires. Here it is ``SET NX EX``.
 * **the session's read, cheap.** The one ``MGET`` every request of a
-  session makes goes past redis-py's per-command machinery (:mod:`.hot_reads`).
+  session makes goes past redis-py's per-command machinery (:mod:`.hot_reads`),
+  and its values may be kept in the process while Redis reports them
+  unchanged (:func:`track_reads`, :mod:`.tracked_reads`).
 * **reads of several keys on a cluster.** ``MGET`` of keys in different
   slots is refused; keys of one session, task or caller share a slot
   (:mod:`flask_mcp.policies.store_keys`), and the few reads that span
@@ -30,8 +32,9 @@ from __future__ import annotations
 import typing as t
 
 from .hot_reads import HotReads, hot_reads_for
+from .tracked_reads import TrackedReads
 
-__all__ = ["fitted", "is_cluster", "primaries"]
+__all__ = ["fitted", "is_cluster", "primaries", "track_reads"]
 
 
 def is_cluster(client: t.Any) -> bool:
@@ -117,3 +120,25 @@ def fitted(backend: t.Any) -> t.Any:
     copy._read_client = write  # the master's answer: never a replica's that lags behind
     copy._hot_reads = None if is_cluster(write) else hot_reads_for(write)
     return copy
+
+
+def track_reads(backend: t.Any, prefixes: t.Sequence[str], absent_kept: t.Collection[str] = ()) -> TrackedReads | None:
+    """Keep the values of the keys under *prefixes* that *backend* reads, while Redis reports them unchanged.
+
+    :param backend: a :func:`fitted` backend; only one whose reads go past the client
+        (:mod:`.hot_reads`: one node or Sentinel, not a cluster) keeps anything.
+    :param prefixes: key prefixes without the backend's own prefix (which is added).
+    :param absent_kept: keys (without the prefix) whose absence is kept too.
+    :returns: what keeps them (:mod:`.tracked_reads`), or ``None`` when *backend* cannot.
+    """
+    hot: HotReads | None = getattr(backend, "_hot_reads", None)
+    if hot is None:
+        return None
+    prefix = backend._get_prefix()
+    hot.tracked = TrackedReads(
+        hot.client.connection_pool,
+        [prefix + key for key in prefixes],
+        absent_kept=[prefix + key for key in absent_kept],
+        keep=hot.keep,
+    )
+    return hot.tracked

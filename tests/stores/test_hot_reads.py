@@ -91,7 +91,7 @@ def test_close_disconnects_the_waiting_ones(hot: HotReads) -> None:
 def test_after_a_fork_the_parents_connections_are_left_alone(hot: HotReads) -> None:
     hot.mget(["a"])
     (parents,) = hot._idle
-    hot._pid = -1  # as in a child: this process did not make them
+    hot._forks = -1  # as in a child: this process did not make them
     hot.mget(["a"])
     assert parents.is_connected  # neither used nor shut down
     assert parents not in hot._idle
