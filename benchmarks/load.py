@@ -79,10 +79,16 @@ def available() -> str:
     return "wrk" if shutil.which("wrk") else "python"
 
 
-def run_wrk(port: int, session: str, concurrency: int, duration: float, era: Era = "handshake") -> Measurement:
-    """Run wrk with the Lua script (the era and version passed in its environment); ``done()`` prints a JSON line."""
+def run_wrk(
+    port: int, session: str, concurrency: int, duration: float, era: Era = "handshake", cpus: str | None = None
+) -> Measurement:
+    """Run wrk with the Lua script (the era and version passed in its environment); ``done()`` prints a JSON line.
+
+    :param cpus: the CPUs wrk runs on (``taskset -c``); ``None``: any.
+    """
     threads = min(concurrency, 2)
     command = [
+        *(["taskset", "-c", cpus] if cpus else []),
         "wrk", f"-t{threads}", f"-c{concurrency}", f"-d{max(1, round(duration))}s", "--timeout", "10s",
         "-s", str(LUA_SCRIPT), f"http://127.0.0.1:{port}",
     ]  # fmt: skip
@@ -104,8 +110,13 @@ def run_wrk(port: int, session: str, concurrency: int, duration: float, era: Era
     )
 
 
-def run_python(port: int, session: str, concurrency: int, duration: float, era: Era = "handshake") -> Measurement:
-    """A thread per connection, each looping until the deadline (slower than wrk; documented)."""
+def run_python(
+    port: int, session: str, concurrency: int, duration: float, era: Era = "handshake", cpus: str | None = None
+) -> Measurement:
+    """A thread per connection, each looping until the deadline (slower than wrk; documented).
+
+    :param cpus: ignored: this process's threads are not moved.
+    """
     ids = itertools.count(1)
     lock = threading.Lock()
     latencies: list[float] = []
@@ -154,8 +165,14 @@ def run_python(port: int, session: str, concurrency: int, duration: float, era: 
 
 
 def measure(
-    tool: str, port: int, session: str, concurrency: int, duration: float, era: Era = "handshake"
+    tool: str,
+    port: int,
+    session: str,
+    concurrency: int,
+    duration: float,
+    era: Era = "handshake",
+    cpus: str | None = None,
 ) -> Measurement:
-    """Run the chosen load generator."""
+    """Run the chosen load generator (wrk on *cpus* when given)."""
     runner = run_wrk if tool == "wrk" else run_python
-    return runner(port, session, concurrency, duration, era)
+    return runner(port, session, concurrency, duration, era, cpus)

@@ -2,10 +2,13 @@
 
     python benchmarks/run.py [--duration SECONDS] [--json PATH] [--only NAMES]
 
-All servers run at once on loopback; the load alternates between them in
-rounds (the order rotating each round) so that drift of the machine hits all
-alike. Ratios are computed within the same run only, each flask_mcp scenario
-against the peers of its era (handshake or modern) and the floor.
+All servers run at once on loopback; the load goes to one after the other
+in rounds, each flask_mcp scenario next to its floor on the same server,
+and every other round in the opposite order, so that drift of the machine
+hits all alike. Ratios are computed within the same run only, each
+flask_mcp scenario against the peers of its era (handshake or modern) and
+the floor: of the rates averaged over the rounds, and round by round (their
+median is the steadier figure on a noisy machine).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import os
 import pickle
 import platform
+import shutil
 import statistics
 import sys
 import time
@@ -70,7 +74,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--only", default="", help="comma-separated server names (default: all)")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"output file (default {DEFAULT_JSON})")
     parser.add_argument("--load", choices=("wrk", "python"), default=load.available(), help="load generator")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="servers on the first CPU, wrk and redis-server on the others (taskset; two CPUs at least)",
+    )
     return parser.parse_args(argv)
+
+
+def placement(pin: bool) -> dict[str, str] | None:
+    """The CPUs of the servers and of the load (wrk, redis-server) with ``--pin``; ``None``: the scheduler's.
+
+    On a small machine the load generator, Redis and the server take turns on
+    the same CPUs, and the server is moved between them: apart, each server
+    runs alone on its CPU, as it would on a host of its own.
+    """
+    cpus = os.cpu_count() or 1
+    if not pin:
+        return None
+    if cpus < 2 or shutil.which("taskset") is None:
+        raise SystemExit("--pin needs two CPUs and taskset (Debian package util-linux)")
+    return {"servers": "0", "load": f"1-{cpus - 1}" if cpus > 2 else "1"}
 
 
 def select(only: str) -> list[ServerSpec]:
@@ -81,18 +105,39 @@ def select(only: str) -> list[ServerSpec]:
     return [spec for spec in SPECS if not names or spec.name in names]
 
 
+#: Where each server goes in a round: each flask_mcp scenario next to its floor on the same server.
+PAIRED_ORDER = ("flask_mcp-stateful", "floor", "flask_mcp-redis", "flask_mcp-modern", "floor-modern")
+
+
+def paired(servers: list[RunningServer]) -> list[RunningServer]:
+    """*servers* in the order of a round: on each server kind, the flask_mcp scenarios beside their floors.
+
+    A round is long (every server at every concurrency), and the machine
+    drifts meanwhile: a ratio of two rates measured minutes apart carries
+    that drift, two measured one after the other hardly any.
+    """
+
+    def place(server: RunningServer) -> tuple[str, int, str]:
+        base, _, kind = server.spec.name.partition("@")
+        rank = PAIRED_ORDER.index(base) if base in PAIRED_ORDER else len(PAIRED_ORDER)
+        return (kind, rank, base)
+
+    return sorted(servers, key=place)
+
+
 def run_rounds(
-    servers: list[RunningServer], args: argparse.Namespace, concurrencies: list[int]
+    servers: list[RunningServer], args: argparse.Namespace, concurrencies: list[int], cpus: str | None = None
 ) -> dict[tuple[str, int], list[load.Measurement]]:
     samples: dict[tuple[str, int], list[load.Measurement]] = {}
+    order = paired(servers)
     for round_number in range(args.rounds):
-        shift = round_number % len(servers)
-        for server in servers[shift:] + servers[:shift]:
+        # Every other round backwards: what came first comes last, so a steady drift cancels out.
+        for server in order if round_number % 2 == 0 else order[::-1]:
             era = server.spec.era
             for concurrency in concurrencies:
                 if args.warmup > 0:
-                    load.measure(args.load, server.port, server.session_id, concurrency, args.warmup, era)
-                sample = load.measure(args.load, server.port, server.session_id, concurrency, args.duration, era)
+                    load.measure(args.load, server.port, server.session_id, concurrency, args.warmup, era, cpus)
+                sample = load.measure(args.load, server.port, server.session_id, concurrency, args.duration, era, cpus)
                 samples.setdefault((server.spec.name, concurrency), []).append(sample)
                 print(
                     f"  round {round_number + 1} {server.spec.name:<20} c={concurrency:<3} "
@@ -113,6 +158,7 @@ def summarize(samples: dict[tuple[str, int], list[load.Measurement]]) -> list[di
                 # The spread over the rounds: the slowest and the fastest round.
                 "rps_min": round(min(run.rps for run in runs), 1),
                 "rps_max": round(max(run.rps for run in runs), 1),
+                "rps_rounds": [round(run.rps, 1) for run in runs],
                 "p50_ms": round(statistics.median(run.p50_ms for run in runs), 3),
                 "p99_ms": round(statistics.median(run.p99_ms for run in runs), 3),
                 "errors": sum(run.errors for run in runs),
@@ -130,12 +176,20 @@ def ratios(results: list[dict[str, t.Any]]) -> list[dict[str, t.Any]]:
             theirs = by_key.get((peer, concurrency))
             if theirs is None or not theirs["rps"] or not theirs["p99_ms"]:
                 continue
+            rounds = [
+                round(a / b, 3)
+                for a, b in zip(ours.get("rps_rounds", ()), theirs.get("rps_rounds", ()), strict=True)
+                if b
+            ]
             found.append(
                 {
                     "scenario": name,
                     "peer": peer,
                     "concurrency": concurrency,
                     "rps_ratio": round(ours["rps"] / theirs["rps"], 3),
+                    # Round by round: the machine's drift within a run shows in their spread.
+                    "rps_ratio_rounds": rounds,
+                    "rps_ratio_median": round(statistics.median(rounds), 3) if rounds else None,
                     "p99_ratio": round(ours["p99_ms"] / theirs["p99_ms"], 3),
                 }
             )
@@ -185,14 +239,18 @@ def idle_session_bytes(redis_url: str | None) -> dict[str, int]:
     return sizes
 
 
-def store_commands_per_call(redis_url: str, calls: int = 500) -> dict[str, float]:
-    """Redis commands per handshake-era ``tools/call`` in a session (``INFO commandstats`` before and after)."""
+def store_commands_per_call(redis_url: str, calls: int = 500, tracked: bool = True) -> dict[str, float]:
+    """Redis commands per handshake-era ``tools/call`` in a session (``INFO commandstats`` before and after).
+
+    :param tracked: keep the session's record in the process while Redis reports it unchanged
+        (``MCP_TRACK_SESSION_READS``, the default); ``False``: read it on every call.
+    """
     import redis
 
     from benchmarks.servers.flask_mcp_app import create_app
 
     os.environ["BENCH_REDIS_URL"] = redis_url
-    client = create_app("redis").test_client()
+    client = create_app("redis", config={"MCP_TRACK_SESSION_READS": tracked}).test_client()
     response = client.post("/mcp", json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": TYPICAL_CLIENT})
     headers = {"Mcp-Session-Id": response.headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-11-25"}
     client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
@@ -201,8 +259,7 @@ def store_commands_per_call(redis_url: str, calls: int = 500) -> dict[str, float
     def counts() -> dict[str, int]:
         return {name: stats["calls"] for name, stats in store.info("commandstats").items()}
 
-    before = counts()
-    for number in range(calls):
+    def call(number: int) -> None:
         body = {
             "jsonrpc": "2.0",
             "id": number + 1,
@@ -210,6 +267,11 @@ def store_commands_per_call(redis_url: str, calls: int = 500) -> dict[str, float
             "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
         }
         assert client.post("/mcp", json=body, headers=headers).status_code == 200
+
+    call(0)  # the first call opens the connections: the steady state is counted
+    before = counts()
+    for number in range(calls):
+        call(number + 1)
     after = counts()
     spent = {name.removeprefix("cmdstat_"): (after[name] - before.get(name, 0)) / calls for name in after}
     # The INFO commands of this count are not the calls'.
@@ -225,21 +287,23 @@ def print_table(results: list[dict[str, t.Any]], found: list[dict[str, t.Any]]) 
             f"{r['p50_ms']:>9.2f}{r['p99_ms']:>9.2f}{r['errors']:>8}"
         )
     if found:
-        print(f"\n{'scenario':<28}{'peer':<26}{'conc':>5}{'req/s ratio':>13}{'p99 ratio':>11}")
+        print(f"\n{'scenario':<28}{'peer':<26}{'conc':>5}{'req/s ratio':>13}{'median':>8}{'p99 ratio':>11}")
         for f in found:
+            median = f["rps_ratio_median"]
             print(
-                f"{f['scenario']:<28}{f['peer']:<26}{f['concurrency']:>5}{f['rps_ratio']:>13.2f}{f['p99_ratio']:>11.2f}"
+                f"{f['scenario']:<28}{f['peer']:<26}{f['concurrency']:>5}{f['rps_ratio']:>13.2f}"
+                f"{median if median is not None else float('nan'):>8.2f}{f['p99_ratio']:>11.2f}"
             )
 
 
-def start(spec: ServerSpec, redis_url: str | None) -> RunningServer | str:
+def start(spec: ServerSpec, redis_url: str | None, cpus: str | None = None) -> RunningServer | str:
     """Start *spec* and check it; a peer failing its check is not run, and the reason is returned.
 
     A flask_mcp scenario failing its check is a bug, not a condition of this
     machine, so :class:`CheckFailed` propagates for those.
     """
     try:
-        return RunningServer(spec, redis_url)
+        return RunningServer(spec, redis_url, cpus)
     except CheckFailed as error:
         if spec.name in FLASK_MCP:
             raise
@@ -254,22 +318,24 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
     for name, reason in skipped.items():
         print(f"skipping {name}: {reason}")
     runnable = [spec for spec in specs if spec.name not in skipped]
-    redis = Redis() if any(spec.redis for spec in runnable) else None
+    cpus = placement(args.pin)
+    redis = Redis(cpus["load"] if cpus else None) if any(spec.redis for spec in runnable) else None
     servers: list[RunningServer] = []
     try:
         for spec in runnable:
-            server = start(spec, redis.url if redis else None)
+            server = start(spec, redis.url if redis else None, cpus["servers"] if cpus else None)
             if isinstance(server, str):
                 skipped[spec.name] = server
                 print(f"skipping {spec.name}: {server}", flush=True)
                 continue
             servers.append(server)
             print(f"started {spec.name} on port {server.port}", flush=True)
-        samples = run_rounds(servers, args, concurrencies) if servers else {}
+        samples = run_rounds(servers, args, concurrencies, cpus["load"] if cpus else None) if servers else {}
         extras = {
             "tools_list_1000_ms": round(tools_list_ms(), 3),
             "idle_session_bytes": idle_session_bytes(redis.url if redis else None),
             "redis_commands_per_call": store_commands_per_call(redis.url) if redis else None,
+            "redis_commands_per_call_untracked": store_commands_per_call(redis.url, tracked=False) if redis else None,
         }
     finally:
         for server in servers:
@@ -285,6 +351,7 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
         "duration_s": args.duration,
         "warmup_s": args.warmup,
         "rounds": args.rounds,
+        "cpus": cpus,
         "results": results,
         "ratios": found,
         "skipped": skipped,
@@ -294,6 +361,7 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
     print(f"\ntools/list with 1000 tools: {extras['tools_list_1000_ms']:.3f} ms per call")
     print(f"idle session in the cache: {extras['idle_session_bytes']} bytes")
     print(f"Redis commands per tools/call in a session: {extras['redis_commands_per_call']}")
+    print(f"... with MCP_TRACK_SESSION_READS = False: {extras['redis_commands_per_call_untracked']}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
     print(f"written to {args.json}")

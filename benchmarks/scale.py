@@ -52,6 +52,8 @@ def environ_for(body: bytes, headers: dict[str, str]) -> dict[str, t.Any]:
         "wsgi.url_scheme": "http", "wsgi.errors": sys.stderr, "wsgi.multithread": True,
         "wsgi.multiprocess": False, "wsgi.run_once": False, "wsgi.version": (1, 0),
         "REMOTE_ADDR": "127.0.0.1", "HTTP_HOST": "127.0.0.1:8000", "CONTENT_LENGTH": str(len(body)),
+        # As gunicorn and granian say: the server ends the body (werkzeug then reads it as it is).
+        "wsgi.input_terminated": True,
     }  # fmt: skip
     for name, value in headers.items():
         key = "CONTENT_TYPE" if name.lower() == "content-type" else "HTTP_" + name.upper().replace("-", "_")

@@ -194,13 +194,21 @@ def command_line(spec: ServerSpec, port: int) -> tuple[list[str], str]:
     return [sys.executable, *options, *factory, "--port", str(port), target], "Started worker-1"
 
 
-class Redis:
-    """A private redis-server on a free port."""
+def pinned(command: list[str], cpus: str | None) -> list[str]:
+    """*command* run on *cpus* (``taskset -c``); as it is when *cpus* is ``None``."""
+    return ["taskset", "-c", cpus, *command] if cpus else command
 
-    def __init__(self) -> None:
+
+class Redis:
+    """A private redis-server on a free port (on *cpus* when given)."""
+
+    def __init__(self, cpus: str | None = None) -> None:
         self.port = free_port()
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            pinned(
+                ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+                cpus,
+            ),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
         )
@@ -223,7 +231,7 @@ class CheckFailed(RuntimeError):
 class RunningServer:
     """One started server, its endpoint and (if stateful) its session."""
 
-    def __init__(self, spec: ServerSpec, redis_url: str | None = None) -> None:
+    def __init__(self, spec: ServerSpec, redis_url: str | None = None, cpus: str | None = None) -> None:
         self.spec = spec
         self.port = free_port()
         env = {**os.environ, **dict(spec.env), "PYTHONPATH": str(ROOT)}
@@ -231,7 +239,12 @@ class RunningServer:
             env["BENCH_REDIS_URL"] = redis_url
         command, marker = command_line(spec, self.port)
         self.process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+            pinned(command, cpus),
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         wait_for_output(self.process, marker)
         try:

@@ -9,14 +9,17 @@ sets any config key for one run (``BENCHCFG_MCP_MAX_STREAMS=1000``).
 from __future__ import annotations
 
 import os
+import typing as t
 
 from flask import Flask
 
 from flask_mcp import MCP
 
 
-def create_app(mode: str | None = None, extra_tools: int | None = None) -> Flask:
-    """Build the benchmark app."""
+def create_app(
+    mode: str | None = None, extra_tools: int | None = None, config: dict[str, t.Any] | None = None
+) -> Flask:
+    """Build the benchmark app; *config* overrides settings (after the environment's)."""
     mode = mode or os.environ.get("BENCH_MODE", "stateful")
     extra_tools = int(os.environ.get("BENCH_TOOLS", "0")) if extra_tools is None else extra_tools
     mcp = MCP(name="bench", version="1.0.0")
@@ -35,6 +38,7 @@ def create_app(mode: str | None = None, extra_tools: int | None = None) -> Flask
         app.config.update(MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=os.environ["BENCH_REDIS_URL"])
     # Further settings for one run: BENCHCFG_MCP_MAX_STREAMS=1000 (values parsed as JSON).
     app.config.from_prefixed_env("BENCHCFG")
+    app.config.update(config or {})
     mcp.init_app(app)
     return app
 

@@ -388,8 +388,8 @@ class Server:
                     logger.exception("MCP notification handler %r failed", message.method)
             return None
         if self.modern_era and is_modern(message.params):
-            return self.respond(message.id, message.method, lambda: self._modern(message, channel, principal, envelope))
-        return self.respond(message.id, message.method, lambda: self._handshake(message, state, channel, principal))
+            return self.respond(message.id, message.method, self._modern, message, channel, principal, envelope)
+        return self.respond(message.id, message.method, self._handshake, message, state, channel, principal)
 
     def _handshake(
         self, message: jsonrpc.Request, state: ClientState, channel: Channel | None, principal: Principal | None
@@ -434,15 +434,15 @@ class Server:
         return modern.finish(call, result)
 
     def respond(
-        self, request_id: jsonrpc.RequestId, method: str, run: t.Callable[[], dict[str, t.Any]]
+        self, request_id: jsonrpc.RequestId, method: str, run: t.Callable[..., dict[str, t.Any]], *args: t.Any
     ) -> dict[str, t.Any]:
-        """The response envelope of the request *request_id* to *method*: *run*'s result, or the JSON-RPC
+        """The response envelope of the request *request_id* to *method*: ``run(*args)``, or the JSON-RPC
         error it raised.
 
         :raises Exception: one of :attr:`unavailable`: the store is down, which the transport answers.
         """
         try:
-            return jsonrpc.success(request_id, run())
+            return jsonrpc.success(request_id, run(*args))
         except MCPError as exc:
             return jsonrpc.failure(request_id, exc)
         except self.unavailable:

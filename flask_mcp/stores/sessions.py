@@ -29,6 +29,8 @@ if t.TYPE_CHECKING:
 __all__ = ["CacheSubscriptions", "Session", "SessionStore"]
 
 _KEY = "session"
+#: The most session ids whose store key is remembered (all are forgotten past it).
+_KEYS_KEPT = 4096
 _OWNER_KEY = "owner"
 _SUBSCRIPTIONS_KEY = "subs"
 #: How long subscriptions outlive their session at most when sessions have no absolute lifetime.
@@ -90,6 +92,7 @@ class SessionStore:
         self.cache = cache
         self.origin = origin
         self.read_along = read_along
+        self._keys: dict[str, str] = {}
         self.ttl = ttl
         self.max_age = max_age
         self.per_owner = per_owner
@@ -167,7 +170,12 @@ class SessionStore:
 
     def _live(self, session_id: str, owner: str | None) -> tuple[dict[str, t.Any], t.Any, float, float] | None:
         # The record of a live session of *owner*, what was read along, when it was created, and now.
-        key = store_key(_KEY, session_id)
+        key = self._keys.get(session_id)
+        if key is None:
+            # Remembered: a session's key is worked out (its id matched against the key alphabet) once.
+            if len(self._keys) >= _KEYS_KEPT:
+                self._keys.clear()
+            key = self._keys[session_id] = store_key(_KEY, session_id)
         if self.read_along is None:
             record, along = self.cache.get(key), None
         else:

@@ -257,6 +257,8 @@ class TrackedReads:
 
     def _take(self, generation: int, listener_id: int) -> t.Any:
         # A waiting read connection of this generation, or a new one whose reads Redis tracks.
+        if generation != self._generation:
+            return None  # the push connection was made again since this read began: read another way
         while True:
             try:
                 connection, made_in = self._idle.pop()
@@ -264,7 +266,7 @@ class TrackedReads:
                 break
             if made_in == generation:
                 return connection
-            connection.disconnect()  # it names a push connection that is gone
+            connection.disconnect()  # an older one: it names a push connection that is gone
         pool = self._pool
         connection = pool.connection_class(**pool.connection_kwargs)
         try:

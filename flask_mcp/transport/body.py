@@ -101,11 +101,8 @@ def _declared_length(environ: t.Mapping[str, t.Any]) -> int | None:
     return None
 
 
-def _read(stream: t.Any, size: int) -> bytes:
-    """Up to *size* bytes of *stream*: fewer only at its end."""
-    data = stream.read(size)
-    if len(data) >= size or not data:
-        return t.cast(bytes, data)
+def _read_on(stream: t.Any, data: bytes, size: int) -> bytes:
+    """*data*, the first part of a body of up to *size* bytes, with the rest of *stream* up to *size*."""
     chunks = [data]
     remaining = size - len(data)
     while remaining > 0:
@@ -163,7 +160,10 @@ def read_body(
     token = WATCHDOG.watch(sock, timeout, grace, waiters) if sock is not None else None
     try:
         # A chunked body: one byte past the limit tells one that is too large.
-        body = _read(stream, limit + 1 if length is None else length)
+        size = limit + 1 if length is None else length
+        body: bytes = stream.read(size)
+        if len(body) < size and body:  # a server that hands the body over in parts
+            body = _read_on(stream, body, size)
     except Exception as exc:
         why = WATCHDOG.done(token) if token is not None else None
         if why is not None:

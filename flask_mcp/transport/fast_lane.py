@@ -130,7 +130,7 @@ def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal:
     plain, kwargs, modern = call.plain, call.kwargs, call.modern
     if server.registry.tools is not call.tools and server.plain_call(call.name) is not plain:
         return None  # another process's change, just applied, took the tool away or replaced it
-    response = server.respond(call.request_id, "tools/call", lambda: _result(server, plain, kwargs, modern))
+    response = server.respond(call.request_id, "tools/call", _result, server, plain, kwargs, modern)
     return json_answer(state, response, modern)
 
 

@@ -58,5 +58,5 @@ def http_status(response: dict[str, t.Any], gate: AuthGate | None, modern: bool)
 
 def json_answer(state: MCPState, response: dict[str, t.Any], modern: bool = False) -> Response:
     """*response*, a response envelope, as a plain JSON answer with its status (:func:`http_status`)."""
-    status, headers = http_status(response, state.auth, modern)
+    status, headers = (200, None) if "error" not in response else http_status(response, state.auth, modern)
     return Response(state.server.serialize(response), status=status, headers=headers, content_type="application/json")
