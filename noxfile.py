@@ -1,7 +1,8 @@
 """Development sessions.
 
 ``nox`` runs ``lint``, ``typing``, ``docs``, ``conformance`` and ``tests``; ``nox -s bench``,
-``nox -s fuzz``, ``nox -s bench_streams``, ``nox -s bench_tasks`` and ``nox -s bench_scale`` on demand.
+``nox -s fuzz``, ``nox -s bench_streams``, ``nox -s bench_tasks``, ``nox -s bench_scale``,
+``nox -s bench_instructions`` and ``nox -s bench_served`` on demand.
 
 Sessions run on whichever Python runs nox (``python=False`` would share its
 environment; a venv per session keeps them apart without needing several
@@ -121,6 +122,17 @@ def bench_instructions(session: nox.Session) -> None:
     """
     session.install("-e", ".[bench]")
     session.run("python", "benchmarks/instructions.py", *session.posargs)
+
+
+@nox.session
+def bench_served(session: nox.Session) -> None:
+    """Instructions per tools/call inside gunicorn and granian, flask_mcp against its floor (not run by default).
+
+    Needs ``valgrind``; ``nox -s bench_served -- --calls 500`` passes options to
+    ``benchmarks/instructions_served.py``.
+    """
+    session.install("-e", ".[bench]")
+    session.run("python", "benchmarks/instructions_served.py", *session.posargs)
 
 
 @nox.session

@@ -215,3 +215,15 @@ def test_each_scenario_is_measured_beside_its_floor() -> None:
         )
         assert stateful + 1 == floor == redis - 1
         assert order.index("floor-modern" + suffix) == order.index("flask_mcp-modern" + suffix) + 1
+
+
+def test_the_served_count_pairs_each_scenario_with_its_floor_on_the_same_server() -> None:
+    from benchmarks import instructions_served
+    from benchmarks.servers_under_test import SPECS
+
+    names = {spec.name for spec in SPECS}
+    assert set(instructions_served.PAIRS) | set(instructions_served.PAIRS.values()) <= names
+    for scenario, floor in instructions_served.PAIRS.items():
+        assert scenario.partition("@")[2] == floor.partition("@")[2]
+    with pytest.raises(SystemExit, match="unknown scenario"):
+        instructions_served.main(["--only", "nonsense"])

@@ -180,9 +180,14 @@ class TrackedReads:
     def _in_step(self) -> bool:
         # Apply the pushes that arrived; False when there is no connection to tell of changes.
         if self._forks != forks():
-            # The parent's connections: never read or shut them here.
+            # The parent's connections: never read here; redis-py only closes this copy of a
+            # socket another process made, without shutting the connection down.
+            listener, idle = self._listener, self._idle
             self._listener, self._idle, self._forks = None, collections.deque(), forks()
             self._values.clear()
+            for connection in [listener, *(connection for connection, _ in idle)]:
+                if connection is not None:
+                    connection.disconnect()
         listener = self._listener
         if listener is None:
             listener = self._connect()
