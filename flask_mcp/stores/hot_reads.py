@@ -20,7 +20,9 @@ not spent on them. At most :attr:`HotReads.keep` wait between requests;
 more are closed as they come back. After a fork the parent's are left alone
 (closed, never shut down: the parent still uses them). A client-side cache
 (RESP3 ``cache=``), a single-connection client or a cluster are read through
-the client, as before.
+the client, as before. The session's reads may also be kept in the process
+between changes (:attr:`HotReads.tracked`, :mod:`.tracked_reads`); those
+go on the tracked connections, and here only when they cannot.
 """
 
 from __future__ import annotations

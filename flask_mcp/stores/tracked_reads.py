@@ -1,8 +1,9 @@
 """The session records every request reads, kept in this process while Redis says they did not change.
 
 A handshake-era request reads its session record (with the shared
-registry's) from the store: one round trip, which on a busy host costs
-about as much as the rest of a plain ``tools/call``. The records change
+registry's) from the store: one round trip, which on a small host costs
+as much as a third of a plain ``tools/call`` (the kernel's work for the
+socket, and the wait for Redis's turn on a CPU). The records change
 rarely (when a session starts, is refreshed, saved or deleted), so each
 process keeps the ones it read, and Redis tells it when any changes
 (client tracking, Redis 6 or later): the reads go on connections of their
