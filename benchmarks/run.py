@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import load
 from benchmarks.servers_under_test import SPECS, CheckFailed, Redis, RunningServer, ServerSpec, missing
+from benchmarks.side_by_side import run_side_by_side
 
 PEERS = ("fastmcp-stateful", "fastmcp-stateful@granian", "fastmcp-stateless", "sdk", "floor", "ceiling")
 MODERN_PEERS = ("fastmcp-modern", "fastmcp-modern@granian", "floor", "floor-modern", "ceiling")
@@ -79,7 +80,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="servers on the first CPU, wrk and redis-server on the others (taskset; two CPUs at least)",
     )
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--side-by-side",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="after the rounds, ROUNDS more with each flask_mcp scenario and its floor loaded at once "
+        "on one CPU (benchmarks/side_by_side.py; implies --pin)",
+    )
+    args = parser.parse_args(argv)
+    args.pin = args.pin or args.side_by_side > 0
+    return args
 
 
 def placement(pin: bool) -> dict[str, str] | None:
@@ -331,6 +342,15 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
             servers.append(server)
             print(f"started {spec.name} on port {server.port}", flush=True)
         samples = run_rounds(servers, args, concurrencies, cpus["load"] if cpus else None) if servers else {}
+        side = run_side_by_side(
+            servers,
+            rounds=args.side_by_side,
+            duration=args.duration,
+            warmup=args.warmup,
+            concurrencies=concurrencies,
+            tool=args.load,
+            cpus=cpus["load"] if cpus else None,
+        )
         extras = {
             "tools_list_1000_ms": round(tools_list_ms(), 3),
             "idle_session_bytes": idle_session_bytes(redis.url if redis else None),
@@ -354,10 +374,18 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
         "cpus": cpus,
         "results": results,
         "ratios": found,
+        "side_by_side_rounds": args.side_by_side,
+        "side_by_side": side,
         "skipped": skipped,
         **extras,
     }
     print_table(results, found)
+    for entry in side:
+        print(
+            f"side by side: {entry['scenario']:<26} / {entry['floor']:<20} c={entry['concurrency']:<3} "
+            f"median {entry['rps_ratio_median']:.3f} ({entry['rps_ratio_min']:.3f}-{entry['rps_ratio_max']:.3f}), "
+            f"p99 {entry['p99_ratio_median']:.2f}"
+        )
     print(f"\ntools/list with 1000 tools: {extras['tools_list_1000_ms']:.3f} ms per call")
     print(f"idle session in the cache: {extras['idle_session_bytes']} bytes")
     print(f"Redis commands per tools/call in a session: {extras['redis_commands_per_call']}")

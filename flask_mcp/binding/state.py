@@ -35,6 +35,7 @@ from ..stores.capacity import capacity_of, is_process_local, threshold_capacity_
 from ..stores.context_state import CacheStateStore
 from ..stores.events import EventLog
 from ..stores.failures import store_errors
+from ..stores.local_records import local_records_for
 from ..stores.mailbox import Mailbox
 from ..stores.quota import Quota, StoreGuard
 from ..stores.request_state import SignedState, shared_key
@@ -307,6 +308,9 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
             # A store in this process's memory marks its ids, to tell "another process made it".
             origin=secrets.token_hex(4) if is_process_local(backend) else None,
         )
+        if is_process_local(backend):
+            # Each record decoded once per write, for the session check of every request (local_records).
+            sessions.local_records = local_records_for(backend)
         if settings.track_session_reads and sessions.read_along is not None:
             # The records every request reads, kept in each process while Redis reports them unchanged.
             track_reads(app.extensions["cache"][cache], sessions.read_keys, absent_kept=[REGISTRY_KEY])

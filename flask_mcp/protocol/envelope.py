@@ -27,6 +27,7 @@ __all__ = [
     "check_version_of",
     "is_modern",
     "read_envelope",
+    "served_revision",
 ]
 
 _PREFIX = "io.modelcontextprotocol/"
@@ -102,6 +103,28 @@ def read_envelope(params: dict[str, t.Any], *, check_version: bool = True) -> En
     if check_version:
         check_version_of(envelope)
     return envelope
+
+
+def served_revision(meta: t.Any) -> str | None:
+    """The revision a well-formed envelope names, when this server serves it; else ``None``.
+
+    What :func:`read_envelope` and :func:`check_version_of` accept, without
+    building the :class:`Envelope`, for a caller that only needs to know. ``None``
+    also for an envelope they would accept but of another shape than JSON
+    gives; :func:`read_envelope` then says what is wrong, if anything.
+    """
+    if type(meta) is not dict:
+        return None
+    version = meta.get(PROTOCOL_VERSION)
+    if type(version) is not str or type(meta.get(CLIENT_CAPABILITIES)) is not dict:
+        return None
+    if CLIENT_INFO in meta or LOG_LEVEL in meta:  # the optional members: checked as read_envelope checks them
+        try:
+            read_envelope({"_meta": meta})  # the revision too
+        except MCPError:
+            return None
+        return version
+    return version if version in MODERN_PROTOCOL_VERSIONS else None
 
 
 def check_version_of(envelope: Envelope) -> None:

@@ -24,6 +24,7 @@ from .lock import store_lock
 from .session_ends import EVICTED, MAX_AGE, noted_of
 
 if t.TYPE_CHECKING:
+    from .local_records import LocalRecords
     from .session_ends import Noted, SessionEnds
 
 __all__ = ["CacheSubscriptions", "Session", "SessionStore"]
@@ -104,6 +105,9 @@ class SessionStore:
         self._refresh_after = max(1.0, ttl / 10)
         #: Where the ends of sessions are awaited, to measure their durations; ``None``: not measured.
         self.ends: SessionEnds | None = None
+        #: Reads of a store in this process's memory that decode a record once per write, for
+        #: :meth:`check` (:mod:`.local_records`); ``None``: every read goes through the cache.
+        self.local_records: LocalRecords | None = None
 
     def create(self, state: ClientState, owner: str | None = None) -> str:
         """Store *state* under a new random id, owned by *owner*, and return the id.
@@ -160,7 +164,7 @@ class SessionStore:
         included) without building the session's state, for a request that
         uses nothing of it.
         """
-        found = self._live(session_id, owner)
+        found = self._live(session_id, owner, shared=True)
         if found is None:
             return False, None
         record, along, created, now = found
@@ -168,15 +172,20 @@ class SessionStore:
             self.store(self._session(session_id, record, owner, created, along))
         return True, along
 
-    def _live(self, session_id: str, owner: str | None) -> tuple[dict[str, t.Any], t.Any, float, float] | None:
+    def _live(
+        self, session_id: str, owner: str | None, shared: bool = False
+    ) -> tuple[dict[str, t.Any], t.Any, float, float] | None:
         # The record of a live session of *owner*, what was read along, when it was created, and now.
+        # shared: the caller only looks at the record, which may then be one other readers hold.
         key = self._keys.get(session_id)
         if key is None:
             # Remembered: a session's key is worked out (its id matched against the key alphabet) once.
             if len(self._keys) >= _KEYS_KEPT:
                 self._keys.clear()
             key = self._keys[session_id] = store_key(_KEY, session_id)
-        if self.read_along is None:
+        if shared and self.local_records is not None:
+            record, along = self.local_records.read(key), None
+        elif self.read_along is None:
             record, along = self.cache.get(key), None
         else:
             record, along = self.cache.get_many(key, self.read_along)

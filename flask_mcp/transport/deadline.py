@@ -22,8 +22,6 @@ process would start a thread a request).
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
 import logging
 import math
 import socket
@@ -52,36 +50,67 @@ def socket_of(environ: t.Mapping[str, t.Any]) -> socket.socket | None:
     return sock if hasattr(sock, "shutdown") else None
 
 
-@dataclasses.dataclass
+#: A body's deadline, its grace and the process's waiting places (as :meth:`BodyWatchdog.watch` takes them).
+_Limits = tuple[float | None, float | None, int | None]
+
+
 class _Body:
-    sock: socket.socket
-    #: When the whole body must be in (monotonic); ``inf``: never.
+    """One body being read, and where its clocks stand."""
+
+    __slots__ = ("deadline", "due", "in_grace", "limits", "refused", "since", "sock", "stepped", "waiters", "waiting")
+    # Set by _clock when the thread first looks: the body's clocks, and what it did to the body.
     deadline: float
-    #: The most bodies of the process that may wait past their grace; ``None``: any number.
-    waiters: int | None
-    #: Still within its grace: past it, the body needs a waiting place.
     in_grace: bool
-    #: When the watchdog must look at it next: its grace's end, else its deadline (monotonic).
-    due: float
+    waiters: int | None
+    waiting: bool
+    refused: str | None
+
+    def __init__(self, sock: socket.socket, since: float, limits: _Limits) -> None:
+        # Only what the request must note: the thread works the clocks out when it first looks (_clock).
+        self.sock = sock
+        #: When its reading began (monotonic).
+        self.since = since
+        #: The whole body's deadline, its grace and the process's waiting places (see BodyWatchdog.watch).
+        self.limits = limits
+        #: Set by the watchdog before it first changes anything of the body (see :meth:`BodyWatchdog.done`).
+        self.stepped = False
+        #: When the watchdog must look at it next: its grace's end, else its deadline (monotonic);
+        #: ``None`` until the thread first looked.
+        self.due: float | None = None
+
+
+def _clock(body: _Body) -> float:
+    """Work out the clocks of a body the watchdog looks at for the first time; when it is due."""
+    seconds, grace, waiters = body.limits
+    #: When the whole body must be in; ``inf``: never.
+    body.deadline = body.since + seconds if seconds is not None else math.inf
+    #: The most bodies of the process that may wait past their grace; ``None``: any number.
+    body.waiters = waiters
+    #: Still within its grace: past it, the body needs a waiting place.
+    body.in_grace = grace is not None and waiters is not None and body.since + grace < body.deadline
     #: Whether it holds one of the process's waiting places.
-    waiting: bool = False
+    body.waiting = False
     #: :data:`BUSY` or :data:`LATE` once the watchdog cut it off.
-    refused: str | None = None
+    body.refused = None
+    body.due = due = body.since + t.cast(float, grace) if body.in_grace else body.deadline
+    return due
 
 
 class BodyWatchdog:
     """Cuts off bodies past their deadline, or past their grace when no waiting place is free.
 
-    Registering a body and stopping its clocks cost a dictionary entry under a
-    lock: every request's body is registered, and nearly all are read at once.
-    The watchdog thread looks at the bodies being read every
-    :data:`GRANULARITY` seconds while there are any, so a grace or a deadline
-    is kept to within that.
+    Every request's body is registered, and nearly all are read at once, so
+    registering one and stopping its clocks take no lock: a dictionary entry
+    in, the same entry out (each a single step for the interpreter). The
+    lock orders only what the watchdog thread changes against :meth:`done`
+    for the bodies it has stepped. The thread looks at the bodies being read
+    every :data:`GRANULARITY` seconds while there are any, so a grace or a
+    deadline is kept to within that.
     """
 
     def __init__(self) -> None:
-        self._bodies: dict[int, _Body] = {}
-        self._ids = itertools.count()
+        # The bodies being read, oldest first (a dictionary used as an ordered set).
+        self._bodies: dict[_Body, None] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         # When a body was last registered (monotonic): the thread lingers LINGER seconds past it.
@@ -91,60 +120,78 @@ class BodyWatchdog:
 
     def watch(
         self, sock: socket.socket, seconds: float | None, grace: float | None = None, waiters: int | None = None
-    ) -> int:
+    ) -> t.Any:
         """Start the clocks of the body arriving on *sock*; returns the token :meth:`done` takes.
 
         :param seconds: the whole body's deadline; ``None``: none.
         :param grace: seconds the body may take without a waiting place; ``None``: no grace, no places.
         :param waiters: the most bodies of the process that may be waiting past their grace at once.
         """
-        now = self._last_watch = time.monotonic()
-        deadline = now + seconds if seconds is not None else math.inf
-        in_grace = grace is not None and waiters is not None and now + grace < deadline
-        token = next(self._ids)
-        body = _Body(sock, deadline, waiters, in_grace, now + (grace or 0.0) if in_grace else deadline)
-        with self._lock:
-            self._bodies[token] = body
-            if self._thread is None and body.due < math.inf:
-                self._thread = threading.Thread(target=self._run, name="mcp-body-deadline", daemon=True)
-                self._thread.start()
-        return token
+        body = _Body(sock, time.monotonic(), (seconds, grace, waiters))
+        self._last_watch = body.since
+        self._bodies[body] = None
+        # Read after the body is in: a thread that stopped before this sees it (see _run).
+        if self._thread is None and (seconds is not None or (grace is not None and waiters is not None)):
+            self._start()
+        return body
 
-    def done(self, token: int) -> str | None:
+    def done(self, token: t.Any) -> str | None:
         """The body was read (or failed): stop its clocks and give back its place.
 
         :returns: ``None`` when it was read in time, else why it was cut off
             (:data:`BUSY`, :data:`LATE`).
         """
-        with self._lock:
-            body = self._bodies.pop(token, None)
-            if body is None:
-                return None
+        body: _Body = token
+        self._bodies.pop(body, None)
+        # The thread marks a body before it looks whether the body is still in, and changes it
+        # only then: a body it never marked (nearly all) is out before the thread could change it.
+        if not body.stepped:
+            return None
+        with self._lock:  # whatever the thread was changing of it is done
             if body.waiting:
+                body.waiting = False
                 self.waiting -= 1
             return body.refused
 
     @property
     def watching(self) -> int:
         """Bodies being read right now under the watchdog's clocks."""
+        return len(self._bodies)
+
+    def _start(self) -> None:
         with self._lock:
-            return len(self._bodies)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="mcp-body-deadline", daemon=True)
+                self._thread.start()
 
     def _run(self) -> None:
         while True:
             time.sleep(GRANULARITY)
             now = time.monotonic()
             with self._lock:
-                timed = False
-                # Oldest first: when places are short, the body that waited longest gets one.
-                for body in list(self._bodies.values()):
-                    if body.refused is None and body.due < math.inf:
-                        timed = True
-                        if body.due <= now:
-                            self._step(body)
-                if not timed and now - self._last_watch >= LINGER:
-                    self._thread = None  # nothing left to time: the next body starts a thread again
-                    return
+                if self._look(now) or now - self._last_watch < LINGER:
+                    continue
+                # Nothing left to time: the next body starts a thread again. A body registered
+                # meanwhile read the thread as still running, so look once more now that it is not.
+                self._thread = None
+                if self._look(now):
+                    self._thread = threading.current_thread()
+                    continue
+                return
+
+    def _look(self, now: float) -> bool:
+        """Step every body whose grace or deadline has come (lock held); whether any is still timed."""
+        timed = False
+        # Oldest first: when places are short, the body that waited longest gets one.
+        for body in list(self._bodies):
+            due = body.due if body.due is not None else _clock(body)
+            if body.refused is None and due < math.inf:
+                timed = True
+                if due <= now:
+                    body.stepped = True
+                    if body in self._bodies:  # not read meanwhile (done() looks at stepped after)
+                        self._step(body)
+        return timed
 
     def _step(self, body: _Body) -> None:
         """The body's grace or deadline has come (called with the lock held)."""

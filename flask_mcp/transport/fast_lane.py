@@ -28,10 +28,10 @@ import typing as t
 
 from ..core.modern import completed
 from ..protocol import jsonrpc
-from ..protocol.envelope import PROTOCOL_VERSION, check_version_of, read_envelope
+from ..protocol.envelope import PROTOCOL_VERSION, check_version_of, read_envelope, served_revision
 from ..protocol.jsonrpc import MAX_ID_INTEGER, MCPError
 from ..protocol.versions import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
-from .routing_headers import check_routing_headers
+from .routing_headers import check_routing_headers, plain_tool_call_headers
 from .session_lookup import check_session
 from .status import json_answer
 
@@ -92,7 +92,7 @@ def recognise(state: MCPState, environ: WSGIEnvironment, payload: t.Any) -> Lane
     named = meta is not None and PROTOCOL_VERSION in meta
     modern = server.modern_era and (version in MODERN_PROTOCOL_VERSIONS or named)
     if modern:
-        if server.sealer is None or not _modern_checks_pass(state, environ, params):
+        if server.sealer is None:
             return None
     elif version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
         return None
@@ -100,14 +100,22 @@ def recognise(state: MCPState, environ: WSGIEnvironment, payload: t.Any) -> Lane
     plain = server.plain_call(name)
     if plain is None:
         return None
+    if modern and not _modern_checks_pass(state, environ, params, meta, plain):
+        return None
     kwargs = plain.load(arguments)
     if kwargs is None:
         return None
     return LaneCall(request_id, name, tools, plain, kwargs, modern)
 
 
-def _modern_checks_pass(state: MCPState, environ: WSGIEnvironment, params: dict[str, t.Any]) -> bool:
-    # What the general path checks of every modern request before it is handled, in its order.
+def _modern_checks_pass(
+    state: MCPState, environ: WSGIEnvironment, params: dict[str, t.Any], meta: t.Any, plain: PlainCall
+) -> bool:
+    # What the general path checks of every modern request before it is handled: the common
+    # envelope and headers told in one pass, anything else by the general checks, in their order.
+    version = served_revision(meta)
+    if version is not None and plain_tool_call_headers(environ, plain.tool, params["name"], version):
+        return True
     try:
         envelope = read_envelope(params, check_version=False)
         check_routing_headers(environ, "tools/call", params, state.server.registry, envelope.protocol_version)

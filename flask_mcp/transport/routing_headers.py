@@ -32,6 +32,7 @@ __all__ = [
     "decode_header_value",
     "encode_header_value",
     "header_params",
+    "plain_tool_call_headers",
     "tool_header_params",
 ]
 
@@ -90,6 +91,7 @@ def _header(environ: WSGIEnvironment, name: str) -> str | None:
 
 _VERSION_KEY = "HTTP_MCP_PROTOCOL_VERSION"
 _METHOD_KEY = "HTTP_MCP_METHOD"
+_NAME_KEY = "HTTP_MCP_NAME"
 #: The environ keys of the headers every modern request carries.
 _ENVIRON_KEYS = {
     name: "HTTP_" + name.upper().replace("-", "_") for name in ("MCP-Protocol-Version", "Mcp-Method", "Mcp-Name")
@@ -158,6 +160,25 @@ def tool_header_params(tool: t.Any) -> list[tuple[tuple[str, ...], str, str | No
     if found is None:
         found = _TOOL_HEADERS[tool] = header_params(tool.descriptor.get("inputSchema") or {})
     return found
+
+
+def plain_tool_call_headers(environ: WSGIEnvironment, tool: t.Any, name: str, version: str) -> bool:
+    """Whether a modern ``tools/call`` of *tool* (called *name*) carries the common routing headers.
+
+    That is: plain values equal to the envelope's *version*, the method and
+    the name, and *tool* takes no argument in a header. ``True`` means
+    :func:`check_routing_headers` has nothing to refuse; ``False`` that it
+    must look (and say what is wrong, if anything).
+    """
+    return (
+        environ.get(_NAME_KEY) == name
+        and environ.get(_VERSION_KEY) == version
+        and environ.get(_METHOD_KEY) == "tools/call"
+        # A value shaped like a sentinel is decoded even when it equals the body (see _expect).
+        and not name.startswith("=?")
+        and not version.startswith("=?")
+        and not tool_header_params(tool)
+    )
 
 
 def _check_params(environ: WSGIEnvironment, registry: Registry, params: dict[str, t.Any]) -> None:
