@@ -227,3 +227,39 @@ def test_the_served_count_pairs_each_scenario_with_its_floor_on_the_same_server(
         assert scenario.partition("@")[2] == floor.partition("@")[2]
     with pytest.raises(SystemExit, match="unknown scenario"):
         instructions_served.main(["--only", "nonsense"])
+
+
+def test_side_by_side_pairs_each_scenario_with_the_floor_of_its_era_on_its_server() -> None:
+    from benchmarks import side_by_side
+    from benchmarks.servers_under_test import SPECS
+
+    class Started:
+        def __init__(self, spec: ServerSpec) -> None:
+            self.spec = spec
+
+    found = {(ours.spec.name, floor.spec.name) for ours, floor in side_by_side.pairs([Started(s) for s in SPECS])}  # type: ignore[misc]
+    assert found == {
+        (f"{scenario}{server}", f"{floor}{server}")
+        for server in ("", "@gevent", "@granian")
+        for scenario, floor in (
+            ("flask_mcp-stateful", "floor"),
+            ("flask_mcp-redis", "floor"),
+            ("flask_mcp-modern", "floor-modern"),
+        )
+    }
+    # Without its floor running, a scenario is not measured side by side.
+    alone = [Started(s) for s in SPECS if s.name in ("flask_mcp-modern", "floor")]
+    assert side_by_side.pairs(alone) == []  # type: ignore[arg-type]
+
+
+def test_side_by_side_rounds_load_a_scenario_and_its_floor_at_once(tmp_path: Path) -> None:
+    report = run.main(
+        ["--duration", "1", "--warmup", "0", "--rounds", "1", "--concurrency", "1",
+         "--only", "flask_mcp-stateful,floor", "--side-by-side", "2", "--json", str(tmp_path / "bench.json")]
+    )  # fmt: skip
+    assert report["cpus"] is not None  # placed as --pin places them
+    (entry,) = report["side_by_side"]
+    assert (entry["scenario"], entry["floor"], entry["concurrency"]) == ("flask_mcp-stateful", "floor", 1)
+    assert len(entry["rps_ratio_rounds"]) == 2 and all(value > 0 for value in entry["rps_ratio_rounds"])
+    assert entry["rps_ratio_min"] <= entry["rps_ratio_median"] <= entry["rps_ratio_max"]
+    assert json.loads((tmp_path / "bench.json").read_text())["side_by_side_rounds"] == 2

@@ -14,6 +14,7 @@ from flask_mcp.protocol.envelope import (
     Envelope,
     is_modern,
     read_envelope,
+    served_revision,
 )
 from flask_mcp.protocol.jsonrpc import INVALID_PARAMS, UNSUPPORTED_VERSION, MCPError
 from flask_mcp.protocol.versions import ALL_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -83,3 +84,35 @@ def test_the_version_check_can_wait_for_the_transport() -> None:
     """HTTP compares the headers with the envelope before it refuses the revision."""
     envelope = read_envelope({"_meta": {**META, PROTOCOL_VERSION: "2099-01-01"}}, check_version=False)
     assert envelope.protocol_version == "2099-01-01"
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        META,
+        {**META, "progressToken": 1},
+        {**META, PROTOCOL_VERSION: "2025-11-25"},
+        {**META, PROTOCOL_VERSION: "2099-01-01"},
+        {**META, PROTOCOL_VERSION: 20260728},
+        {PROTOCOL_VERSION: MODERN},
+        {**META, CLIENT_CAPABILITIES: []},
+        {**META, CLIENT_CAPABILITIES: None},
+        {**META, CLIENT_INFO: {"name": "c", "version": "1"}},
+        {**META, CLIENT_INFO: {"version": "1"}},
+        {**META, CLIENT_INFO: "c"},
+        {**META, CLIENT_INFO: None},
+        {**META, LOG_LEVEL: "debug"},
+        {**META, LOG_LEVEL: "loud"},
+        {**META, LOG_LEVEL: None},
+        {**META, CLIENT_INFO: {"name": "c"}, LOG_LEVEL: "info"},
+        {},
+        None,
+        [META],
+    ],
+)
+def test_served_revision_names_the_revision_exactly_when_the_envelope_is_accepted(meta: t.Any) -> None:
+    try:
+        accepted: str | None = read_envelope({"_meta": meta}).protocol_version
+    except MCPError:
+        accepted = None
+    assert served_revision(meta) == accepted

@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 import typing as t
 from concurrent.futures import Future
 
 import pytest
 
+from flask_mcp.transport import deadline
 from flask_mcp.transport.body import BodyRejected, read_body
 from flask_mcp.transport.deadline import BodyWatchdog
 
@@ -118,3 +120,35 @@ def test_the_watchdog_thread_ends_after_the_last_body() -> None:
         thread.join(WAIT)
         assert not thread.is_alive() and watchdog._thread is None
         assert watchdog.waiting == 0 and watchdog.watching == 0
+
+
+def test_bodies_read_from_many_threads_while_the_watchdog_steps_them_give_every_place_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A body registers and leaves without a lock; the watchdog steps bodies under its own. Looking
+    # every millisecond, with no grace and one waiting place, it steps bodies as they come and go:
+    # one takes the place, the others are refused, and every place taken must be given back.
+    monkeypatch.setattr(deadline, "GRANULARITY", 0.001)
+    watchdog = BodyWatchdog()
+    stepped = [0] * 6  # bodies the watchdog stepped, per reader thread
+    stop = threading.Event()
+
+    def reader(index: int) -> None:
+        left, right = socket.socketpair()
+        with left, right:
+            while not stop.is_set():
+                token = watchdog.watch(left, 60, 0.0, 1)
+                watchdog.done(token)
+                stepped[index] += token.stepped
+
+    threads = [threading.Thread(target=reader, args=(index,)) for index in range(len(stepped))]
+    for thread in threads:
+        thread.start()
+    give_up = time.monotonic() + WAIT
+    while sum(stepped) < 20 and time.monotonic() < give_up:
+        stop.wait(0.01)  # polling a real condition, with a deadline
+    stop.set()
+    for thread in threads:
+        thread.join(WAIT)
+    assert sum(stepped) >= 20, "the watchdog stepped too few bodies to tell anything"
+    assert watchdog.waiting == 0 and watchdog.watching == 0
