@@ -136,6 +136,16 @@ def bench_served(session: nox.Session) -> None:
 
 
 @nox.session
+def bench_in_process(session: nox.Session) -> None:
+    """Calls a second in process, flask_mcp and the floors side by side on one CPU (not run by default).
+
+    ``nox -s bench_in_process -- --evict 2000000`` passes options to ``benchmarks/in_process.py``.
+    """
+    session.install("-e", ".[bench]")
+    session.run("python", "benchmarks/in_process.py", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """Check style with ruff."""
     session.install("ruff")

@@ -263,3 +263,18 @@ def test_side_by_side_rounds_load_a_scenario_and_its_floor_at_once(tmp_path: Pat
     assert len(entry["rps_ratio_rounds"]) == 2 and all(value > 0 for value in entry["rps_ratio_rounds"])
     assert entry["rps_ratio_min"] <= entry["rps_ratio_median"] <= entry["rps_ratio_max"]
     assert json.loads((tmp_path / "bench.json").read_text())["side_by_side_rounds"] == 2
+
+
+def test_in_process_side_by_side_counts_the_calls_of_each_scenario_in_the_same_seconds(tmp_path: Path) -> None:
+    from benchmarks import in_process
+
+    report = in_process.main(
+        ["--only", "floor,flask_mcp", "--seconds", "0.2", "--rounds", "2", "--evict", "4096",
+         "--json", str(tmp_path / "in_process.json")]
+    )  # fmt: skip
+    assert [len(report["calls_per_second"][name]) for name in ("floor", "flask_mcp")] == [2, 2]
+    assert all(rate > 0 for rates in report["calls_per_second"].values() for rate in rates)
+    ratio = report["ratio_to_floor"]["flask_mcp"]
+    assert ratio["floor"] == "floor" and len(ratio["rounds"]) == 2 and ratio["median"] > 0
+    with pytest.raises(SystemExit, match="unknown scenario"):
+        in_process.main(["--only", "flask_mcp-redis"])

@@ -70,6 +70,9 @@ def completed(
 ) -> dict[str, t.Any]:
     """*result* with ``resultType`` and the server's info, and ``ttlMs``/``cacheScope`` from *hints* if given."""
     meta = result.get("_meta")
+    if meta is None and hints is None and type(result) is dict and "resultType" not in result:
+        # The common result (a tool's): nothing of its own to merge, the members go at its end.
+        return {**result, "resultType": "complete", "_meta": server.meta_server_info}
     members: dict[str, t.Any] = {
         "resultType": result.get("resultType", "complete"),
         "_meta": {**meta, SERVER_INFO: server.server_info()} if isinstance(meta, dict) else server.meta_server_info,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import typing as t
 
 from ..components.model import Tool
+from ..results.convert import PLAIN_VALUES, plain_value_result
 from .calls import note_failure
 from .methods.tools import converted, failed
 
@@ -46,7 +47,7 @@ class PlainCall:
     :param keep: the names the function takes (the loaded arguments of other names are left out).
     """
 
-    __slots__ = ("declared", "func", "keep", "tool", "validate")
+    __slots__ = ("declared", "direct", "func", "keep", "output_format", "structured", "tool", "validate")
 
     def __init__(self, tool: Tool, validate: FastLoader, keep: frozenset[str]) -> None:
         self.tool = tool
@@ -55,6 +56,12 @@ class PlainCall:
         self.validate = validate
         # When the function takes every declared name, the loaded arguments are its keywords as they are.
         self.keep = None if self.declared <= keep else keep
+        policy = tool.resolved
+        #: Whether a plain value's result is built straight from it (plain_value_result): no output
+        #: schema to dump it with or to check it against, so converted() would do the same.
+        self.direct = tool.output_schema is None and tool.descriptor.get("outputSchema") is None
+        self.output_format = policy.output_format
+        self.structured = policy.include_structured_content
 
     def load(self, arguments: dict[str, t.Any]) -> dict[str, t.Any] | None:
         """The function's keyword arguments for *arguments*; ``None``: the general path must check them."""
@@ -77,6 +84,11 @@ class PlainCall:
         except Exception as exc:
             note_failure(self.tool, exc)
             return failed(server, self.tool, exc, in_round=in_round)
+        if self.direct and type(value) in PLAIN_VALUES:
+            try:
+                return plain_value_result(value, self.output_format, self.structured)
+            except (TypeError, ValueError):
+                pass  # a value JSON cannot hold: converted() logs it and words the error result
         return converted(self.tool, value)
 
 

@@ -29,7 +29,15 @@ from .content import Content, EmbeddedResource, PromptMessage, ToolResult, conte
 from .formats import error_result, render_text
 from .output import check_structured, dump_output
 
-__all__ = ["error_result", "prompt_messages", "resource_contents", "tool_result", "tool_value"]
+__all__ = [
+    "PLAIN_VALUES",
+    "error_result",
+    "plain_value_result",
+    "prompt_messages",
+    "resource_contents",
+    "tool_result",
+    "tool_value",
+]
 
 JSON_MIME_TYPE = "application/json"
 
@@ -39,8 +47,9 @@ def _is_content_list(value: t.Any) -> bool:
 
 
 _JSON_TYPES = (dict, list, str, int, float, bool, type(None))
-#: Values whose result needs no more than their type to build (a list may hold content objects).
-_PLAIN_VALUES = frozenset({dict, str, int, float, bool, type(None)})
+#: Values whose result needs no more than their type to build (a list may hold content objects):
+#: what :func:`plain_value_result` takes.
+PLAIN_VALUES = frozenset({dict, str, int, float, bool, type(None)})
 
 
 def _plain(value: t.Any) -> t.Any:
@@ -75,15 +84,9 @@ def tool_result(
     :raises ValueError: a value JSON cannot represent (``NaN``, ``Infinity``).
     :raises TypeError: a value of a type that has no JSON form.
     """
-    kind = type(value)
-    if kind in _PLAIN_VALUES and output_schema is None:
+    if type(value) in PLAIN_VALUES and output_schema is None:
         # Most tools return a plain value: what the steps below make of it, without asking each.
-        if kind is str:
-            return {"content": [{"type": "text", "text": value}]}
-        plain: dict[str, t.Any] = {"content": [{"type": "text", "text": render_text(value, output_format)}]}
-        if structured:
-            plain["structuredContent"] = value if kind is dict else {"result": value}
-        return plain
+        return plain_value_result(value, output_format, structured)
     if isinstance(value, ToolResult):
         if output_schema is not None and value.structured_content is not None and not value.is_error:
             check_structured(output_schema, value.structured_content, tool)
@@ -99,6 +102,24 @@ def tool_result(
     if structured:
         result["structuredContent"] = value if isinstance(value, dict) else {"result": value}
     return result
+
+
+def plain_value_result(value: t.Any, output_format: OutputFormat, structured: bool) -> dict[str, t.Any]:
+    """The ``CallToolResult`` of a plain value (``dict``, ``str``, ``int``, ``float``, ``bool``, ``None``).
+
+    What :func:`tool_result` makes of one for a tool without an output
+    schema, for a caller that knows both already.
+
+    :raises ValueError: a value JSON cannot represent (``NaN``, ``Infinity``).
+    :raises TypeError: a value inside a dict that has no JSON form.
+    """
+    kind = type(value)
+    if kind is str:
+        return {"content": [{"type": "text", "text": value}]}
+    plain: dict[str, t.Any] = {"content": [{"type": "text", "text": render_text(value, output_format)}]}
+    if structured:
+        plain["structuredContent"] = value if kind is dict else {"result": value}
+    return plain
 
 
 def tool_value(value: t.Any, output_schema: ma.Schema | None = None, *, tool: str | None = None) -> t.Any:
