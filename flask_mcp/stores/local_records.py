@@ -2,9 +2,9 @@
 
 cachelib's SimpleCache keeps every value pickled, so that each reader gets a
 copy of its own. A request in a handshake session reads its session's record
-only to look at it (whose it is, how old), and in a request that costs about
-as much as the rest of the session check together: the lock, the expiry,
-and unpickling the same bytes as the request before.
+only to look at it (whose it is, how old); unpickling the same bytes as the
+request before, under the cache's lock, cost about as much as the rest of
+the session check together.
 
 SimpleCache keeps a key's entry as one tuple (its expiry, the pickled value)
 that every write replaces whole. While the tuple under a key is the same

@@ -55,22 +55,29 @@ _Limits = tuple[float | None, float | None, int | None]
 
 
 class _Body:
-    """One body being read, and where its clocks stand."""
+    """One body being read, and where its clocks stand.
+
+    A request notes only its socket, when its reading began and its limits;
+    the watchdog thread works the clocks out when it first looks at it
+    (:func:`_clock`), which nearly no body lives to see.
+    """
 
     __slots__ = ("deadline", "due", "in_grace", "limits", "refused", "since", "sock", "stepped", "waiters", "waiting")
-    # Set by _clock when the thread first looks: the body's clocks, and what it did to the body.
+    #: When the whole body must be in (monotonic); ``inf``: never.
     deadline: float
+    #: Still within its grace: past it, the body needs a waiting place.
     in_grace: bool
+    #: The most bodies of the process that may wait past their grace; ``None``: any number.
     waiters: int | None
+    #: Whether it holds one of the process's waiting places.
     waiting: bool
+    #: :data:`BUSY` or :data:`LATE` once the watchdog cut it off.
     refused: str | None
 
     def __init__(self, sock: socket.socket, since: float, limits: _Limits) -> None:
-        # Only what the request must note: the thread works the clocks out when it first looks (_clock).
         self.sock = sock
         #: When its reading began (monotonic).
         self.since = since
-        #: The whole body's deadline, its grace and the process's waiting places (see BodyWatchdog.watch).
         self.limits = limits
         #: Set by the watchdog before it first changes anything of the body (see :meth:`BodyWatchdog.done`).
         self.stepped = False
@@ -82,15 +89,10 @@ class _Body:
 def _clock(body: _Body) -> float:
     """Work out the clocks of a body the watchdog looks at for the first time; when it is due."""
     seconds, grace, waiters = body.limits
-    #: When the whole body must be in; ``inf``: never.
     body.deadline = body.since + seconds if seconds is not None else math.inf
-    #: The most bodies of the process that may wait past their grace; ``None``: any number.
     body.waiters = waiters
-    #: Still within its grace: past it, the body needs a waiting place.
     body.in_grace = grace is not None and waiters is not None and body.since + grace < body.deadline
-    #: Whether it holds one of the process's waiting places.
     body.waiting = False
-    #: :data:`BUSY` or :data:`LATE` once the watchdog cut it off.
     body.refused = None
     body.due = due = body.since + t.cast(float, grace) if body.in_grace else body.deadline
     return due
