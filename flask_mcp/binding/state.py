@@ -46,6 +46,7 @@ from ..stores.shared_registry import SharedRegistry
 from ..stores.topology import track_reads
 from ..stores.waker import Waker
 from ..telemetry import TelemetrySettings, tracer_for
+from ..transport.guard import RequestGuard
 from ..transport.stream_slots import StreamSlots
 from . import caches
 
@@ -101,6 +102,11 @@ class MCPState:
     endpoint_path: str | None = None
     #: The REST routes' site (:class:`~flask_mcp.transport.rest.RestSite`), once they are added.
     rest_site: RestSite | None = None
+    #: The Host and Origin check of the settings' lists, its verdicts kept (made from :attr:`settings`).
+    request_guard: RequestGuard = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.request_guard = RequestGuard(self.settings.allowed_hosts, self.settings.allowed_origins)
 
     def check_first_request(self, config: t.Mapping[str, t.Any], environ: t.Mapping[str, t.Any]) -> None:
         """Warn, once a process, about a setup that cannot work as it stands.
@@ -166,7 +172,7 @@ class MCPState:
         if session is not None:
             self.keep_in_step_along(session.read_along)
         else:
-            if self.skill_watch is not None:
+            if self.skill_watch is not None and self.mcp.skills:  # no skills: nothing to look at
                 self.skill_watch()
             if self.shared is not None and self.store_is_shared:
                 self.shared.refresh()
@@ -177,7 +183,7 @@ class MCPState:
         A store only this process sees holds no change it has not applied as it
         made it: nothing is read along then, and *record* is ``None``.
         """
-        if self.skill_watch is not None:
+        if self.skill_watch is not None and self.mcp.skills:  # no skills: nothing to look at
             self.skill_watch()
         if self.shared is not None and self.store_is_shared:
             self.shared.apply(record)

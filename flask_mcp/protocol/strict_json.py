@@ -110,12 +110,18 @@ def decode(data: bytes | bytearray | str, limits: JSONLimits = DEFAULT_LIMITS) -
     :raises JSONLimitExceeded: an object with more than ``max_keys`` members,
         nesting deeper than ``max_depth`` or a string longer than ``max_string``.
     """
-    value = fast_json.decode(data, limits.max_keys) if isinstance(data, (bytes, bytearray)) else fast_json.UNDECIDED
-    if value is not fast_json.UNDECIDED:
-        # orjson's answer is the one the decoder below would give (:mod:`.fast_json`): only the bounds are left.
-        _check_bounds(data, value, limits)
-        return value
     if isinstance(data, (bytes, bytearray)):
+        value = fast_json.decode(data, limits.max_keys)
+        if value is not fast_json.UNDECIDED:
+            # orjson's answer is the one the decoder below would give (:mod:`.fast_json`): only the bounds
+            # are left, and a text with no more brackets than levels allowed, no longer than a string may
+            # be, is within them (as _check_bounds finds first).
+            max_string = limits.max_string
+            if data.count(b"{") + data.count(b"[") > limits.max_depth or (
+                max_string is not None and len(data) > max_string
+            ):
+                _check_bounds(data, value, limits)
+            return value
         try:
             # The strict codec: no byte order guessing, no encoded surrogates.
             text = data.decode("utf-8")

@@ -18,6 +18,10 @@ The value it answers is shared with the next readers of the same entry:
 only the reads that change nothing of it take it (the session check of
 :meth:`SessionStore.check <flask_mcp.stores.sessions.SessionStore.check>`);
 whatever builds on a record reads its own copy through the cache.
+
+What a reader works out from a value alone can be kept the same way
+(:meth:`LocalRecords.view`): the session check keeps a record's owner and
+the time until which it needs no more than a look at the clock.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import typing as t
 from cachelib import simple
 
 __all__ = ["LocalRecords", "local_records_for"]
+
+V = t.TypeVar("V")
 
 #: The most keys whose decoded value is kept (all are forgotten past it).
 KEPT = 4096
@@ -45,6 +51,7 @@ class LocalRecords:
         self._loads = backend.serializer.loads
         self.kept = kept
         self._decoded: dict[str, tuple[tuple[float, bytes], t.Any]] = {}
+        self._views: dict[str, tuple[tuple[float, bytes], t.Callable[[t.Any], t.Any], t.Any]] = {}
 
     def read(self, key: str) -> t.Any:
         """The value under *key*, as the backend's ``get`` answers it; shared: never change it."""
@@ -56,6 +63,10 @@ class LocalRecords:
         # cachelib's own rule and clock (looked up at each call: tests replace it).
         if expires != 0 and expires <= simple.time():  # type: ignore[attr-defined]
             return None
+        return self._value(key, entry)
+
+    def _value(self, key: str, entry: tuple[float, bytes]) -> t.Any:
+        # The value *entry* holds, decoded the first time it is asked for.
         decoded = self._decoded.get(key)
         if decoded is not None and decoded[0] is entry:
             return decoded[1]
@@ -64,6 +75,28 @@ class LocalRecords:
             self._decoded.clear()
         self._decoded[key] = (entry, value)
         return value
+
+    def view(self, key: str, derive: t.Callable[[t.Any], V]) -> V | None:
+        """``derive(value)`` of the value under *key*, worked out once per write of it; ``None`` without one.
+
+        *derive* must depend on the value alone (and be the same object from
+        call to call: a bound method made once, not looked up each time).
+        """
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        expires = entry[0]
+        if expires != 0 and expires <= simple.time():  # type: ignore[attr-defined]
+            return None
+        kept = self._views.get(key)
+        if kept is not None and kept[0] is entry and kept[1] is derive:
+            return kept[2]  # type: ignore[no-any-return]
+        derived = derive(self._value(key, entry))
+        if len(self._views) >= self.kept:
+            self._views.clear()
+        # Kept with the entry it was read from, which a later write replaces: the view goes with it.
+        self._views[key] = (entry, derive, derived)
+        return derived
 
 
 def local_records_for(backend: t.Any) -> LocalRecords | None:

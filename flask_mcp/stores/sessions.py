@@ -108,6 +108,8 @@ class SessionStore:
         #: Reads of a store in this process's memory that decode a record once per write, for
         #: :meth:`check` (:mod:`.local_records`); ``None``: every read goes through the cache.
         self.local_records: LocalRecords | None = None
+        # One bound method for the store's life: LocalRecords.view keeps what it derives by its identity.
+        self._check_view = self._view_for_check
 
     def create(self, state: ClientState, owner: str | None = None) -> str:
         """Store *state* under a new random id, owned by *owner*, and return the id.
@@ -164,6 +166,15 @@ class SessionStore:
         included) without building the session's state, for a request that
         uses nothing of it.
         """
+        local = self.local_records
+        if local is not None:
+            key = self._keys.get(session_id)
+            if key is not None:
+                # The record as last written, its owner and the time until which nothing
+                # (expiry, refresh) is due: one look at the clock, no dictionary read.
+                view = local.view(key, self._check_view)
+                if view is not None and view[0] == owner and self.clock() < view[1]:
+                    return True, None
         found = self._live(session_id, owner, shared=True)
         if found is None:
             return False, None
@@ -171,6 +182,17 @@ class SessionStore:
         if now - record.get("t", 0) > self._refresh_after:
             self.store(self._session(session_id, record, owner, created, along))
         return True, along
+
+    def _view_for_check(self, record: t.Any) -> tuple[str | None, float] | None:
+        # Whose *record* is, and until when a check of it is a look at the clock: its
+        # refresh, and its end of life (MCP_SESSION_MAX_AGE), whichever comes first.
+        if not isinstance(record, dict):
+            return None
+        until = record.get("t", 0) + self._refresh_after
+        created = record.get("_c")
+        if self.max_age is not None and created is not None:
+            until = min(until, created + self.max_age)
+        return record.get("_o"), until
 
     def _live(
         self, session_id: str, owner: str | None, shared: bool = False

@@ -44,7 +44,7 @@ from ..protocol.jsonrpc import MCPError
 from ..protocol.strict_json import JSONLimits
 from ..stores.failures import RETRY_AFTER, unavailable
 from .body import BodyRejected, read_body
-from .guard import is_json_request, rejection
+from .guard import is_json_request
 from .openapi import build_document, security_schemes
 from .openapi_access import views_differ, visible_view
 from .refusals import report
@@ -156,7 +156,7 @@ def handle_cgi(app: Flask, environ: dict[str, t.Any], stdin: t.BinaryIO) -> CGIR
     state = state_of(app)
     method = environ.get("REQUEST_METHOD", "GET").upper()
     path = environ.get("PATH_INFO") or "/"
-    reason = rejection(environ, state.settings.allowed_hosts, state.settings.allowed_origins)
+    reason = state.request_guard.rejection(environ)
     if reason is not None:
         return _error(403, reason)
     if path == "/openapi.json":

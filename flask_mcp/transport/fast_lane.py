@@ -138,10 +138,12 @@ def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal:
     plain, kwargs, modern = call.plain, call.kwargs, call.modern
     if server.registry.tools is not call.tools and server.plain_call(call.name) is not plain:
         return None  # another process's change, just applied, took the tool away or replaced it
-    response = server.respond(call.request_id, "tools/call", _result, server, plain, kwargs, modern)
+    if modern:
+        response = server.respond(call.request_id, "tools/call", _modern_result, server, plain, kwargs)
+    else:
+        response = server.respond(call.request_id, "tools/call", plain.run, server, kwargs)
     return json_answer(state, response, modern)
 
 
-def _result(server: Server, plain: PlainCall, kwargs: dict[str, t.Any], modern: bool) -> dict[str, t.Any]:
-    result = plain.run(server, kwargs, in_round=modern)
-    return completed(server, result) if modern else result
+def _modern_result(server: Server, plain: PlainCall, kwargs: dict[str, t.Any]) -> dict[str, t.Any]:
+    return completed(server, plain.run(server, kwargs, in_round=True))

@@ -27,6 +27,7 @@ if t.TYPE_CHECKING:
 __all__ = [
     "LOOPBACK_HOSTS",
     "Authority",
+    "RequestGuard",
     "host_allowed",
     "is_json_request",
     "origin_allowed",
@@ -36,6 +37,7 @@ __all__ = [
     "split_host",
 ]
 
+#: The names a server on a loopback address answers to, unless ``MCP_ALLOWED_HOSTS`` says otherwise.
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 #: Longest ``Host`` or ``Origin`` value parsed at all (a DNS name is at most 253 characters).
 MAX_LENGTH = 300
@@ -249,7 +251,7 @@ def rejection(
 
     Every surface that answers HTTP (the MCP endpoint, the REST routes, the
     CGI adapter, the resource metadata) runs this one check, so they cannot
-    drift apart.
+    drift apart; the endpoint's :class:`RequestGuard` runs it too.
     """
     host = environ.get("HTTP_HOST") or environ.get("SERVER_NAME", "")
     server_name = environ.get("SERVER_NAME", "")
@@ -264,9 +266,11 @@ def rejection(
 
 #: The longest Host plus Origin whose verdict is remembered (longer ones are rare and worked out each time).
 _CACHED_LENGTH = 256
+#: The most verdicts one :class:`RequestGuard` remembers (all are forgotten past it).
+_VERDICTS_KEPT = 1024
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=_VERDICTS_KEPT)
 def _verdict(
     host: str,
     server_name: str,
@@ -280,3 +284,44 @@ def _verdict(
     if origin is not None and not origin_allowed(origin, f"{scheme}://{host}", allowed_origins):
         return f"Forbidden: origin {origin[:MAX_LENGTH]!r} is not allowed"
     return None
+
+
+class RequestGuard:
+    """:func:`rejection` for one configuration, with its verdicts kept by the request's four values.
+
+    The configuration is fixed when the guard is made, so a verdict depends
+    on the request's ``Host``, ``Origin``, server name and scheme alone: one
+    dictionary lookup finds it on every request but the first of each
+    combination. What a caller can make it keep is bounded: values longer
+    than :data:`_CACHED_LENGTH` together are worked out each time, and past
+    :data:`_VERDICTS_KEPT` verdicts all are forgotten (a caller sending new
+    hosts costs the others one verdict worked out again each, no more).
+
+    :param allowed_hosts: as for :func:`host_allowed`.
+    :param allowed_origins: as for :func:`origin_allowed`.
+    """
+
+    __slots__ = ("_verdicts", "allowed_hosts", "allowed_origins")
+
+    def __init__(self, allowed_hosts: t.Sequence[str] | None, allowed_origins: t.Sequence[str]) -> None:
+        self.allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
+        self.allowed_origins = tuple(allowed_origins)
+        self._verdicts: dict[tuple[str, str | None, str, str], str | None] = {}
+
+    def rejection(self, environ: WSGIEnvironment) -> str | None:
+        """Why the request of *environ* must be refused with HTTP 403, or ``None`` when it may proceed."""
+        server_name = environ.get("SERVER_NAME", "")
+        host = environ.get("HTTP_HOST") or server_name
+        origin = environ.get("HTTP_ORIGIN")
+        scheme = environ.get("wsgi.url_scheme", "http")
+        key = (host, origin, server_name, scheme)
+        try:
+            return self._verdicts[key]
+        except KeyError:
+            pass
+        verdict = _verdict.__wrapped__(host, server_name, scheme, origin, self.allowed_hosts, self.allowed_origins)
+        if len(host) + len(origin or "") <= _CACHED_LENGTH:
+            if len(self._verdicts) >= _VERDICTS_KEPT:
+                self._verdicts.clear()
+            self._verdicts[key] = verdict
+        return verdict

@@ -36,7 +36,7 @@ from ..stores.failures import unavailable
 from . import fast_lane, landing, modern, refusals, streaming
 from .body import BodyRejected, read_request_body
 from .errors import JSON_CONTENT_TYPE, Reject, error_response, json_response
-from .guard import is_json_request, rejection
+from .guard import is_json_request
 from .session_lookup import SESSION_HEADER, SESSION_KEY, SESSION_NOT_FOUND, owner_of, session_not_found, session_of
 from .status import json_answer
 
@@ -143,7 +143,7 @@ def _method_not_allowed(state: MCPState) -> Response:
 
 
 def _check_origin_and_host(state: MCPState, environ: WSGIEnvironment) -> None:
-    reason = rejection(environ, state.settings.allowed_hosts, state.settings.allowed_origins)
+    reason = state.request_guard.rejection(environ)
     if reason is not None:
         raise Reject(error_response(403, reason))
 

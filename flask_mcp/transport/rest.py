@@ -30,7 +30,7 @@ from ..protocol.errors import describe_exception, is_expected
 from ..protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, RESOURCE_NOT_FOUND, MCPError
 from ..stores.failures import unavailable
 from .body import BodyRejected, read_request_body
-from .guard import is_json_request, rejection
+from .guard import is_json_request
 from .openapi import OpenAPIDocument, SecuritySchemes, security_schemes
 from .openapi_access import connect_origins, oauth_schemes, views_differ, visible_view
 from .refusals import Addressed, traced_view
@@ -165,7 +165,7 @@ def _security(state: MCPState, cookie_name: str) -> SecuritySchemes | None:
 def _preflight(allowed: str) -> Response | None:
     """The guard, OPTIONS and 405 answers shared by every REST view; ``None`` to go on."""
     state = current_state()
-    reason = rejection(request.environ, state.settings.allowed_hosts, state.settings.allowed_origins)
+    reason = state.request_guard.rejection(request.environ)
     if reason is not None:
         return error(403, reason)
     method = request.method
@@ -382,7 +382,7 @@ def asset_view(filename: str) -> Response:
 def not_found_view(rest: str = "") -> Response:
     """Any other path under the prefix."""
     state = current_state()
-    reason = rejection(request.environ, state.settings.allowed_hosts, state.settings.allowed_origins)
+    reason = state.request_guard.rejection(request.environ)
     if reason is not None:
         return error(403, reason)
     return error(404, f"Not Found: {request.path}")

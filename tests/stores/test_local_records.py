@@ -79,6 +79,31 @@ def test_it_keeps_a_bounded_number_of_decoded_values(backend: SimpleCache) -> No
         assert len(records._decoded) <= 3
 
 
+def test_a_view_is_derived_once_per_write_and_goes_with_it(backend: SimpleCache, clock: Clock) -> None:
+    records = LocalRecords(backend, kept=2)
+    derived: list[t.Any] = []
+
+    def derive(value: t.Any) -> t.Any:
+        derived.append(value)
+        return value["v"] * 10
+
+    assert records.view("k", derive) is None
+    backend.set("k", {"v": 1}, timeout=10)
+    assert records.view("k", derive) == records.view("k", derive) == 10 and len(derived) == 1
+    backend.set("k", {"v": 2}, timeout=10)
+    assert records.view("k", derive) == 20 and len(derived) == 2
+    assert records.view("k", lambda value: "another") == "another"  # another derivation is not this one's
+    clock.advance(11)
+    assert records.view("k", derive) is None
+    backend.set("k", {"v": 3})
+    backend.delete("k")
+    assert records.view("k", derive) is None
+    for n in range(5):
+        backend.set(f"k{n}", {"v": n})
+        assert records.view(f"k{n}", derive) == n * 10
+        assert len(records._views) <= 2
+
+
 def test_only_a_simplecache_is_read_this_way() -> None:
     assert isinstance(local_records_for(FlaskSimpleCache()), LocalRecords)
     assert isinstance(local_records_for(KeepingCache()), LocalRecords)

@@ -15,6 +15,7 @@ from flask_caching import Cache
 
 from flask_mcp.core.client import ClientState
 from flask_mcp.stores import sessions as sessions_module
+from flask_mcp.stores.local_records import local_records_for
 from flask_mcp.stores.sessions import SessionStore
 from flask_mcp.testing import MCPTestClient
 from tests.conftest import START, Clock, worker_app
@@ -394,3 +395,71 @@ def test_subscribes_from_two_processes_all_land(redis_url: str, prefix: str, wor
     with workers[1].app_context():
         uris = workers[1].extensions["mcp"].sessions.subscriptions(session_id).uris()
     assert sorted(uris) == sorted(f"docs://{name}/{n}" for name in ("a", "b") for n in range(20))
+
+
+# -- The check of a process-local store: a look at the clock until something is due ----------
+
+
+def _checked_store(cache: Cache, max_age: int | None) -> SessionStore:
+    store = SessionStore(cache, ttl=TTL, max_age=max_age)
+    store.local_records = local_records_for(cache.cache)
+    assert store.local_records is not None
+    return store
+
+
+@pytest.mark.parametrize("max_age", [None, TTL * 3])
+def test_a_check_through_the_local_records_answers_as_open_does(
+    cache: Cache, clock: Clock, recorded_sets: list[str], max_age: int | None
+) -> None:
+    """Through idle time, refreshes, the absolute lifetime and another owner, check and open agree.
+
+    Each session is checked through the records' view (two of them, so the
+    second is never the first's) while its twin, created at the same moment,
+    is opened through the cache: both must be alive together, and both must
+    have been stored again at the same moments.
+    """
+    store = _checked_store(cache, max_age)
+    clock.advance(0.7)
+    checked = store.create(ClientState(), owner="ann")
+    opened = store.create(ClientState(), owner="ann")
+    # Created at 0.7 s. At 1.7 and 31.7 s nothing is due; then refreshes; at 1799.2 s one, which
+    # the cache keeps until 1801 s (it counts from the whole second), so that at 1800.85 s only the
+    # absolute lifetime (when there is one, until 1800.7 s) has run out; at last the idle timeout.
+    steps = [1, TTL / 20, TTL / 10, 1, TTL / 2, TTL / 2, TTL / 2, TTL / 2, TTL / 2, 206.5, 1.65, TTL + 1]
+    answers = []
+    for step in steps:
+        clock.advance(step)
+        recorded_sets.clear()
+        live = store.check(checked, "ann")[0]
+        assert live == store.check(checked, "ann")[0]  # the second look goes through the view
+        assert not store.check(checked, "bob")[0]
+        assert live == (store.open(opened, "ann") is not None)
+        assert len(recorded_sets) in (0, 2), "a refresh of one and not of the other"
+        answers.append(live)
+    # Each case was met: alive, refreshed, ended (idle, or past its absolute lifetime).
+    assert answers[0] and not answers[-1]
+    assert (max_age is not None) == (answers.count(False) > 1)
+
+
+def test_a_check_through_the_local_records_sees_a_delete_and_a_save_at_once(cache: Cache, clock: Clock) -> None:
+    store = _checked_store(cache, None)
+    session_id = store.create(ClientState(), owner="ann")
+    assert store.check(session_id, "ann")[0]
+    store.save(session_id, typical_state())  # a new entry: the view of the old one is not used
+    assert store.check(session_id, "ann")[0] and not store.check(session_id, None)[0]
+    assert store.delete(session_id, "ann")
+    assert not store.check(session_id, "ann")[0]
+
+
+@pytest.fixture
+def recorded_sets(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The keys the store writes with ``set`` (a refresh stores the session again)."""
+    keys: list[str] = []
+    original = cache.set
+
+    def spy(key: str, value: t.Any, *args: t.Any, **kwargs: t.Any) -> t.Any:
+        keys.append(key)
+        return original(key, value, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "set", spy)
+    return keys

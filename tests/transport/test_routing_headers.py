@@ -8,6 +8,7 @@ import pytest
 
 from flask_mcp import MCP
 from flask_mcp.protocol.jsonrpc import MCPError
+from flask_mcp.transport import routing_headers
 from flask_mcp.transport.routing_headers import check_routing_headers, plain_tool_call_headers
 
 MODERN = "2026-07-28"
@@ -72,3 +73,21 @@ def test_a_tool_taking_an_argument_in_a_header_is_left_to_the_full_check(mcp: MC
 def test_a_name_shaped_like_a_sentinel_is_left_to_the_full_check(mcp: MCP) -> None:
     environ = {**HEADERS, "HTTP_MCP_NAME": "=?odd"}
     assert not plain_tool_call_headers(environ, mcp.registry.tools["add"], "=?odd", MODERN)
+
+
+def test_the_header_params_of_tools_are_found_once_each_and_kept_within_a_bound(
+    mcp: MCP, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found: list[t.Any] = []
+    monkeypatch.setattr(routing_headers, "_TOOL_HEADERS", {})
+    monkeypatch.setattr(routing_headers, "_TOOLS_KEPT", 2)
+    original = routing_headers.header_params
+    monkeypatch.setattr(routing_headers, "header_params", lambda schema: found.append(schema) or original(schema))
+    add, regional = mcp.registry.tools["add"], mcp.registry.tools["regional"]
+    assert routing_headers.tool_header_params(add) == [] and routing_headers.tool_header_params(add) == []
+    assert [name for _, name, _ in routing_headers.tool_header_params(regional)] == ["Region"]
+    assert len(found) == 2
+    others = [type("Other", (), {"descriptor": {"inputSchema": {}}})() for _ in range(5)]
+    for other in others:
+        routing_headers.tool_header_params(other)
+        assert len(routing_headers._TOOL_HEADERS) <= 2
