@@ -98,7 +98,9 @@ def _answer(state: MCPState) -> Response:
     environ = request.environ
     method = environ["REQUEST_METHOD"]
     try:
-        _check_origin_and_host(state, environ)
+        refused = state.request_guard.rejection(environ)
+        if refused is not None:
+            return error_response(403, refused)
         if method == "OPTIONS":
             # A CORS preflight never carries credentials.
             return Response(status=204, headers={"Allow": _allowed(state)})
@@ -142,23 +144,18 @@ def _method_not_allowed(state: MCPState) -> Response:
     return error_response(405, f"Method Not Allowed: {request.method} (allowed: {allow})", headers={"Allow": allow})
 
 
-def _check_origin_and_host(state: MCPState, environ: WSGIEnvironment) -> None:
-    reason = state.request_guard.rejection(environ)
-    if reason is not None:
-        raise Reject(error_response(403, reason))
-
-
-def _accepts_json(accept: str) -> bool:
-    # The common values are decided by a substring test; anything with
-    # quality parameters gets werkzeug's full parse.
-    if ";" not in accept and ("application/json" in accept or "*/*" in accept or "application/*" in accept):
-        return True
-    return request.accept_mimetypes.quality("application/json") > 0
-
-
 def _read_body(state: MCPState, environ: WSGIEnvironment) -> bytes:
     accept = environ.get("HTTP_ACCEPT")
-    if accept and not _accepts_json(accept):
+    # The common values are decided by a substring test; anything with
+    # quality parameters gets werkzeug's full parse.
+    if (
+        accept
+        and (
+            ";" in accept
+            or ("application/json" not in accept and "*/*" not in accept and "application/*" not in accept)
+        )
+        and request.accept_mimetypes.quality("application/json") <= 0
+    ):
         raise Reject(error_response(406, "Not Acceptable: the client must accept application/json"))
     if environ.get("CONTENT_TYPE") != JSON_CONTENT_TYPE and not is_json_request(environ):
         raise Reject(error_response(415, "Unsupported Media Type: Content-Type must be application/json"))

@@ -172,15 +172,17 @@ def plain_tool_call_headers(environ: WSGIEnvironment, tool: t.Any, name: str, ve
     :func:`check_routing_headers` has nothing to refuse; ``False`` that it
     must look (and say what is wrong, if anything).
     """
-    return (
-        environ.get(_NAME_KEY) == name
-        and environ.get(_VERSION_KEY) == version
-        and environ.get(_METHOD_KEY) == "tools/call"
+    if (
+        environ.get(_NAME_KEY) != name
+        or environ.get(_VERSION_KEY) != version
+        or environ.get(_METHOD_KEY) != "tools/call"
         # A value shaped like a sentinel is decoded even when it equals the body (see _expect).
-        and not name.startswith("=?")
-        and not version.startswith("=?")
-        and not tool_header_params(tool)
-    )
+        or name.startswith("=?")
+        or version.startswith("=?")
+    ):
+        return False
+    found = _TOOL_HEADERS.get(tool)  # tool_header_params, its lookup spelled out: this runs on every modern call
+    return not (found if found is not None else tool_header_params(tool))
 
 
 def _check_params(environ: WSGIEnvironment, registry: Registry, params: dict[str, t.Any]) -> None:

@@ -72,8 +72,13 @@ def check_session(
 
     :raises Reject: as :func:`session_of`.
     """
-    session_id = _named(environ, msg_id)
-    live, along = state.sessions.check(session_id, owner_of(principal)) if state.sessions is not None else (False, None)
+    # _named and owner_of, spelled out: this runs on every call of a handshake session.
+    session_id: str | None = environ.get(SESSION_KEY)
+    if not session_id:
+        session_id = _named(environ, msg_id)  # raises
+    sessions = state.sessions
+    owner = principal.subject if principal is not None else None
+    live, along = sessions.check(session_id, owner) if sessions is not None else (False, None)
     if not live:
         raise Reject(session_not_found(state, session_id, msg_id))
     state.keep_in_step_along(along)
