@@ -1,6 +1,7 @@
 """Calls a second in process, each scenario in a process of its own, all on one CPU at the same time.
 
-    python benchmarks/in_process.py [--only NAMES] [--seconds S] [--rounds N] [--evict BYTES] [--json PATH]
+    python benchmarks/in_process.py [--only NAMES] [--seconds S] [--rounds N] [--evict BYTES]
+                                    [--against CHECKOUT] [--json PATH]
 
 ``benchmarks/instructions.py`` counts what a call executes; this times it.
 Each scenario of that module (the floors and flask_mcp's, built the same
@@ -17,6 +18,11 @@ server's own work has taken the caches, and a call that executes more
 distinct code finds less of it there. ``--evict BYTES`` rewrites a buffer
 of that size between calls, evicting the caches as such work does: what
 a call then costs is closer to what it costs under a server.
+
+``--against CHECKOUT`` runs each flask_mcp scenario a second time from
+another checkout of the project (an earlier commit, say, from ``git
+worktree add``), in the same rounds on the same CPU: a change's effect,
+measured side by side with the code before it and with the floor.
 """
 
 from __future__ import annotations
@@ -31,9 +37,13 @@ import time
 import typing as t
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# A child that runs another checkout's scenario (--against) imports it from there (ROOT_VARIABLE).
+sys.path.insert(0, os.environ.get("FLASK_MCP_BENCH_ROOT") or str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.instructions import FLOOR_OF, SCENARIOS
+
+#: Set in a child that runs another checkout's scenario (``--against``): where to import it from.
+ROOT_VARIABLE = "FLASK_MCP_BENCH_ROOT"
 
 DEFAULT_JSON = Path(__file__).with_name("results") / "in_process.json"
 #: Calls each child sends before the rounds, unmeasured.
@@ -75,18 +85,32 @@ def child(name: str, evict: int, cpu: int) -> None:
         print(calls, flush=True)
 
 
-def measure(names: list[str], seconds: float, rounds: int, evict: int, cpu: int) -> dict[str, list[int]]:
-    """Calls each scenario made in each round, all children pinned to *cpu*."""
+#: How a scenario run from the ``--against`` checkout is named in the report.
+AGAINST = "{name} (against)"
+
+
+def measure(
+    names: list[str], seconds: float, rounds: int, evict: int, cpu: int, against: Path | None = None
+) -> dict[str, list[int]]:
+    """Calls each scenario made in each round, all children pinned to *cpu*.
+
+    :param against: another checkout, whose flask_mcp scenarios run too (named after :data:`AGAINST`).
+    """
     command = [sys.executable, __file__, "--child"]
+    runs = [(name, name, None) for name in names]
+    if against is not None:
+        runs += [(AGAINST.format(name=name), name, against) for name in names if not name.startswith("floor")]
     children = [
         subprocess.Popen(
             [*command, name, "--evict", str(evict), "--cpu", str(cpu)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env={**os.environ, ROOT_VARIABLE: str(root)} if root is not None else None,
         )
-        for name in names
+        for _, name, root in runs
     ]
+    names = [label for label, _, _ in runs]
     counts: dict[str, list[int]] = {name: [] for name in names}
     try:
         for process in children:
@@ -125,6 +149,12 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
         help="bytes of a buffer rewritten between calls (default 0: none)",
     )
     parser.add_argument("--cpu", type=int, default=0, help="the CPU every child runs on (default 0)")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="CHECKOUT",
+        help="another checkout of flask_mcp whose scenarios run too, side by side (default: none)",
+    )
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"output file (default {DEFAULT_JSON})")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)  # fmt: skip
@@ -136,24 +166,34 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
     unknown = set(names) - set(known)
     if unknown:
         raise SystemExit(f"unknown scenario(s): {', '.join(sorted(unknown))}; known: {', '.join(known)}")
-    counts = measure(names, args.seconds, args.rounds, args.evict, args.cpu)
+    if args.against is not None and not (args.against / "benchmarks" / "instructions.py").is_file():
+        raise SystemExit(f"--against {args.against}: not a checkout of flask_mcp (no benchmarks/instructions.py)")
+    counts = measure(names, args.seconds, args.rounds, args.evict, args.cpu, args.against)
     ratios: dict[str, dict[str, t.Any]] = {}
-    for name in names:
+    for label in counts:
+        name = label.removesuffix(AGAINST.format(name=""))
         floor = FLOOR_OF[SCENARIOS[name][1]]
         if name == floor or floor not in counts:
             continue
-        rounds = [round(ours / theirs, 3) for ours, theirs in zip(counts[name], counts[floor], strict=True)]
-        ratios[name] = {"floor": floor, "rounds": rounds, "median": round(statistics.median(rounds), 3)}
-        print(f"{name:<20} / {floor:<14} median {ratios[name]['median']:.3f} ({min(rounds):.3f}-{max(rounds):.3f})")
+        ratios[label] = _ratio(label, counts[label], floor, counts[floor])
     report = {
         "seconds": args.seconds,
         "evict_bytes": args.evict,
+        "against": None if args.against is None else str(args.against),
         "calls_per_second": {name: [round(count / args.seconds) for count in found] for name, found in counts.items()},
         "ratio_to_floor": ratios,
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+def _ratio(name: str, ours: list[int], floor: str, theirs: list[int]) -> dict[str, t.Any]:
+    """*name*'s calls against its *floor*'s, round by round, with their median (printed too)."""
+    rounds = [round(a / b, 3) for a, b in zip(ours, theirs, strict=True)]
+    median = round(statistics.median(rounds), 3)
+    print(f"{name:<30} / {floor:<14} median {median:.3f} ({min(rounds):.3f}-{max(rounds):.3f})")
+    return {"floor": floor, "rounds": rounds, "median": median}
 
 
 if __name__ == "__main__":

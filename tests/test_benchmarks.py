@@ -278,3 +278,19 @@ def test_in_process_side_by_side_counts_the_calls_of_each_scenario_in_the_same_s
     assert ratio["floor"] == "floor" and len(ratio["rounds"]) == 2 and ratio["median"] > 0
     with pytest.raises(SystemExit, match="unknown scenario"):
         in_process.main(["--only", "flask_mcp-redis"])
+
+
+def test_in_process_runs_another_checkouts_scenarios_in_the_same_rounds(tmp_path: Path) -> None:
+    from benchmarks import in_process
+
+    checkout = Path(in_process.__file__).resolve().parents[1]
+    report = in_process.main(
+        ["--only", "floor,flask_mcp", "--seconds", "0.2", "--rounds", "2", "--against", str(checkout),
+         "--json", str(tmp_path / "in_process.json")]
+    )  # fmt: skip
+    against = in_process.AGAINST.format(name="flask_mcp")
+    assert set(report["calls_per_second"]) == {"floor", "flask_mcp", against}
+    assert report["against"] == str(checkout)
+    assert report["ratio_to_floor"][against]["floor"] == "floor" and report["ratio_to_floor"][against]["median"] > 0
+    with pytest.raises(SystemExit, match="not a checkout"):
+        in_process.main(["--only", "floor,flask_mcp", "--against", str(tmp_path)])

@@ -170,8 +170,8 @@ class SessionStore:
         if local is not None:
             key = self._keys.get(session_id)
             if key is not None:
-                # The record as last written, its owner and the time until which nothing
-                # (expiry, refresh) is due: one look at the clock, no dictionary read.
+                # What the check needs of the record as last written: its owner, and the time
+                # until which nothing (a refresh, the end of its life) is due. A look at the clock.
                 view = local.view(key, self._check_view)
                 if view is not None and view[0] == owner and self.clock() < view[1]:
                     return True, None

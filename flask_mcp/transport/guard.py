@@ -292,9 +292,9 @@ class RequestGuard:
     The configuration is fixed when the guard is made, so a verdict depends
     on the request's ``Host``, ``Origin``, server name and scheme alone: one
     dictionary lookup finds it on every request but the first of each
-    combination. What a caller can make it keep is bounded: values longer
-    than :data:`_CACHED_LENGTH` together are worked out each time, and past
-    :data:`_VERDICTS_KEPT` verdicts all are forgotten (a caller sending new
+    combination. What a caller can make it keep is bounded: a ``Host`` and
+    an ``Origin`` longer than 256 characters together are worked out each
+    time, and past 1,024 verdicts all are forgotten (a caller sending new
     hosts costs the others one verdict worked out again each, no more).
 
     :param allowed_hosts: as for :func:`host_allowed`.

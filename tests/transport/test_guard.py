@@ -8,7 +8,7 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp.transport.guard import host_allowed, origin_allowed, split_host
+from flask_mcp.transport.guard import RequestGuard, host_allowed, origin_allowed, rejection, split_host
 
 INIT = {
     "jsonrpc": "2.0",
@@ -426,3 +426,41 @@ def test_unparseable_origins_get_a_json_403_not_a_500(
     app = make_app(mcp)
     response = app.test_client().post(path, json={}, headers={**ACCEPT, "Origin": origin})
     assert response.status_code == 403 and response.mimetype == "application/json"
+
+
+GUARD_CASES = [
+    # (Host, Origin, server name, scheme), allowed hosts, allowed origins
+    (("localhost:5000", None, "127.0.0.1", "http"), None, ()),
+    (("evil.example", None, "127.0.0.1", "http"), None, ()),
+    (("localhost", "http://evil.example", "localhost", "http"), None, ()),
+    (("localhost", "https://app.example.com", "localhost", "http"), None, ("https://*.example.com",)),
+    (("api.example.com", "https://api.example.com", "0.0.0.0", "https"), ("*.example.com",), ()),
+    (("api.other.org", None, "0.0.0.0", "https"), ("*.example.com",), ()),
+    (("localhost:80@evil.example", None, "localhost", "http"), None, ("*",)),
+    (("", None, "", "http"), None, ()),
+]
+
+
+@pytest.mark.parametrize(("values", "hosts", "origins"), GUARD_CASES)
+def test_a_request_guard_answers_as_rejection_does_and_again_from_what_it_kept(
+    values: tuple[str, str | None, str, str], hosts: tuple[str, ...] | None, origins: tuple[str, ...]
+) -> None:
+    host, origin, server_name, scheme = values
+    environ: dict[str, t.Any] = {"HTTP_HOST": host, "SERVER_NAME": server_name, "wsgi.url_scheme": scheme}
+    if origin is not None:
+        environ["HTTP_ORIGIN"] = origin
+    guard = RequestGuard(hosts, origins)
+    expected = rejection(environ, hosts, origins)
+    assert guard.rejection(environ) == expected
+    assert guard.rejection(environ) == expected and len(guard._verdicts) == 1
+
+
+def test_a_request_guard_keeps_a_bounded_number_of_verdicts_and_none_for_long_values() -> None:
+    guard = RequestGuard(None, ())
+    for n in range(1100):
+        assert guard.rejection({"HTTP_HOST": f"h{n}.example", "SERVER_NAME": "0.0.0.0"}) is None
+        assert len(guard._verdicts) <= 1024
+    guard._verdicts.clear()
+    long_host = "a" * 63 + "." + "b" * 63 + "." + "c" * 63 + "." + "d" * 60
+    assert guard.rejection({"HTTP_HOST": long_host, "SERVER_NAME": "0.0.0.0", "HTTP_ORIGIN": "http://x.example"})
+    assert guard._verdicts == {}
