@@ -55,7 +55,12 @@ class LocalRecords:
 
     def read(self, key: str) -> t.Any:
         """The value under *key*, as the backend's ``get`` answers it; shared: never change it."""
-        # One dictionary lookup is a single step for the interpreter: no lock needed to read.
+        entry = self._entry(key)
+        return None if entry is None else self._value(key, entry)
+
+    def _entry(self, key: str) -> tuple[float, bytes] | None:
+        # The entry under *key* unless it expired. One dictionary lookup is a single step for
+        # the interpreter: no lock needed to read.
         entry = self._entries.get(key)
         if entry is None:
             return None
@@ -63,7 +68,7 @@ class LocalRecords:
         # cachelib's own rule and clock (looked up at each call: tests replace it).
         if expires != 0 and expires <= simple.time():  # type: ignore[attr-defined]
             return None
-        return self._value(key, entry)
+        return entry
 
     def _value(self, key: str, entry: tuple[float, bytes]) -> t.Any:
         # The value *entry* holds, decoded the first time it is asked for.
@@ -82,11 +87,8 @@ class LocalRecords:
         *derive* must depend on the value alone (and be the same object from
         call to call: a bound method made once, not looked up each time).
         """
-        entry = self._entries.get(key)
+        entry = self._entry(key)
         if entry is None:
-            return None
-        expires = entry[0]
-        if expires != 0 and expires <= simple.time():  # type: ignore[attr-defined]
             return None
         kept = self._views.get(key)
         if kept is not None and kept[0] is entry and kept[1] is derive:
