@@ -44,6 +44,7 @@ from .policies.permissions import PermissionLike, check_protected, normalize_per
 from .protocol.jsonrpc import INTERNAL_ERROR
 from .signals import current_sender
 from .transport import rest
+from .transport.bad_host import answer_bad_hosts
 from .transport.http import endpoint_of, error_response
 from .transport.metadata import register_metadata_routes
 from .transport.rules import add_rule
@@ -193,6 +194,8 @@ class MCP(RuntimeChanges, HookDecorators):
         add_rule(app, path, f"{blueprint}.endpoint", endpoint_of(state), served, subdomain=setup_state.subdomain)
         # Requests to this blueprint's routes are this server's (globals.current_state).
         servers.routed(app, state, blueprint, path)
+        # A Host the router cannot use fails before any view or blueprint handler (transport.bad_host).
+        answer_bad_hosts(app, servers.serves_path)
         # The REST routes live at MCP_REST_PREFIX, an absolute path, whichever way the blueprint was registered.
         rest.add_routes(app, state, blueprint, path)
         if state.auth is not None:

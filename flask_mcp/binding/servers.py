@@ -21,7 +21,7 @@ if t.TYPE_CHECKING:
     from ..extension import MCP
     from .state import MCPState
 
-__all__ = ["add", "check_another", "check_path_free", "config_prefix_on", "routed"]
+__all__ = ["add", "check_another", "check_path_free", "config_prefix_on", "routed", "serves_path"]
 
 
 def config_prefix_on(app: Flask, mcp: MCP) -> str:
@@ -94,3 +94,15 @@ def routed(app: Flask, state: MCPState, blueprint: str, path: str) -> None:
     app.extensions[SERVERS_KEY].by_blueprint[blueprint] = state
     if state.endpoint_path is None:
         state.endpoint_path = path
+
+
+def serves_path(app: Flask, path: str) -> bool:
+    """Whether *path* is one of *app*'s MCP servers': its endpoint, below it, or its REST routes."""
+    servers: Servers | None = app.extensions.get(SERVERS_KEY)
+    for state in servers.by_name.values() if servers is not None else ():
+        endpoint, rest = state.endpoint_path, state.settings.rest_prefix
+        if endpoint is not None and (path == endpoint or path.startswith(endpoint.rstrip("/") + "/")):
+            return True
+        if rest is not None and (path == rest or path.startswith(rest + "/")):
+            return True
+    return False
