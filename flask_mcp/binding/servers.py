@@ -97,12 +97,12 @@ def routed(app: Flask, state: MCPState, blueprint: str, path: str) -> None:
 
 
 def serves_path(app: Flask, path: str) -> bool:
-    """Whether *path* is one of *app*'s MCP servers': its endpoint, below it, or its REST routes."""
+    """Whether *path* is one of *app*'s MCP servers': its endpoint, or one of its REST routes.
+
+    Paths below the endpoint are the app's (an endpoint at ``/`` has every path below it).
+    """
     servers: Servers | None = app.extensions.get(SERVERS_KEY)
     for state in servers.by_name.values() if servers is not None else ():
-        endpoint, rest = state.endpoint_path, state.settings.rest_prefix
-        if endpoint is not None and (path == endpoint or path.startswith(endpoint.rstrip("/") + "/")):
-            return True
-        if rest is not None and (path == rest or path.startswith(rest + "/")):
+        if path == state.endpoint_path or (state.rest_site is not None and state.rest_site.serves(path)):
             return True
     return False

@@ -29,13 +29,15 @@ import typing as t
 from ..components.model import Tool
 from ..results.convert import PLAIN_VALUES, plain_value_result
 from .calls import note_failure
-from .methods.tools import converted, failed
+from .hooks import tool_called
+from .methods import HANDLERS, MODERN_HANDLERS
+from .methods.tools import call_tool, converted, failed
 
 if t.TYPE_CHECKING:
     from ..schemas.fast_load import FastLoader
     from .server import Server
 
-__all__ = ["PlainCall", "plain_call_of"]
+__all__ = ["PlainCall", "PlainCalls", "plain_call_of"]
 
 
 class PlainCall:
@@ -128,3 +130,42 @@ def plain_call_of(server: Server, tool: Tool) -> PlainCall | None:
     if server.route_for is not None and server.route_for(tool.func) is not None:
         return None
     return PlainCall(tool, validate, keep)
+
+
+class PlainCalls:
+    """The straight paths of one server's tools, each worked out once (:func:`plain_call_of`).
+
+    The tool's part of the answer is kept by name, with the tool and the
+    :attr:`~flask_mcp.components.model.Tool.generation` it was worked out
+    for; the server's part (hooks or signal receivers, a server-wide rate
+    limit, a tracer that records, the method tables' ``tools/call`` handler
+    replaced) is asked on each call, as those may change while the app runs.
+
+    :param server: the server whose tools these are.
+    """
+
+    __slots__ = ("_known", "_server")
+
+    def __init__(self, server: Server) -> None:
+        self._server = server
+        self._known: dict[str, tuple[Tool, int, PlainCall | None]] = {}
+
+    def find(self, name: str) -> PlainCall | None:
+        """The straight path of a call of the tool *name* now; ``None``: the general path (or no such tool)."""
+        server = self._server
+        tracer = server.tracer
+        if (
+            server.rate_limit is not None
+            or server.hooks.engaged(tool_called)
+            or (tracer is not None and tracer.recording)
+        ):
+            return None
+        if HANDLERS.get("tools/call") is not call_tool or MODERN_HANDLERS.get("tools/call") is not call_tool:
+            return None  # the method tables' handler was replaced: every call goes to the one there
+        tool = server.registry.tools.get(name)
+        if tool is None:
+            return None
+        known = self._known.get(name)
+        if known is None or known[0] is not tool or known[1] != Tool.generation:
+            known = self._known[name] = (tool, Tool.generation, plain_call_of(server, tool))
+        return known[2]

@@ -39,10 +39,9 @@ from ..results.spill import ResultStore
 from . import modern
 from .client import Call, ClientState
 from .context import Channel
-from .hooks import Hooks, tool_called
+from .hooks import Hooks
 from .methods import HANDLERS, MODERN_HANDLERS, NOTIFICATION_HANDLERS
-from .methods.tools import call_tool
-from .plain_calls import PlainCall, plain_call_of
+from .plain_calls import PlainCall, PlainCalls
 from .result_cache import ResultCache
 from .rounds import ROUND_METHODS, InputRequired, Round, Sealer
 from .tasks import Tasks
@@ -196,8 +195,7 @@ class Server:
         self.skills: dict[str, Skill] = {}
         #: Traces and measures every message handled (:mod:`flask_mcp.core.tracing`); ``None``: nothing is.
         self.tracer: Tracer | None = None
-        # Each tool's straight path by name, with the tool and the generation it was worked out for.
-        self._plain_calls: dict[str, tuple[Tool, int, PlainCall | None]] = {}
+        self._plain_calls = PlainCalls(self)
 
     def current_request(self) -> t.Any:
         """The transport's request object (Flask's ``request``) for a tool's ``request`` parameter."""
@@ -303,25 +301,9 @@ class Server:
 
     def plain_call(self, name: str) -> PlainCall | None:
         """The straight path (:mod:`~flask_mcp.core.plain_calls`) of a call of the tool *name* now;
-        ``None`` when the call needs the general path (or names no tool).
-
-        The tool's part of the answer is worked out once; the server's (hooks or
-        signal receivers, a server-wide rate limit, a tracer that records, the
-        method tables' ``tools/call`` handler replaced) is asked on each call,
-        as those may change while the app runs.
+        ``None`` when the call needs the general path (or names no tool). See :class:`PlainCalls`.
         """
-        tracer = self.tracer
-        if self.rate_limit is not None or self.hooks.engaged(tool_called) or (tracer is not None and tracer.recording):
-            return None
-        if HANDLERS.get("tools/call") is not call_tool or MODERN_HANDLERS.get("tools/call") is not call_tool:
-            return None  # the method tables' handler was replaced: every call goes to the one there
-        tool = self.registry.tools.get(name)
-        if tool is None:
-            return None
-        known = self._plain_calls.get(name)
-        if known is None or known[0] is not tool or known[1] != Tool.generation:
-            known = self._plain_calls[name] = (tool, Tool.generation, plain_call_of(self, tool))
-        return known[2]
+        return self._plain_calls.find(name)
 
     def uri_too_long(self, uri: str) -> bool:
         """Whether *uri* is longer than :attr:`max_uri_length` (then it is matched against nothing)."""

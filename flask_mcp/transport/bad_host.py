@@ -33,16 +33,20 @@ def answer_bad_hosts(app: Flask, served: t.Callable[[Flask, str], bool]) -> None
 
     :param served: whether a path of the app (the app and the path given) is an MCP server's.
 
-    Registered once per app, whichever server asks first.
+    Registered once per app, whichever server asks first. A handler the app
+    registered for :class:`~werkzeug.exceptions.BadHost` before still answers
+    its other paths; one it registers after takes the place of this one.
     """
     handlers = app.error_handler_spec[None].get(BadHost.code, {})
-    if getattr(handlers.get(BadHost), "answers_bad_hosts", False):
+    # The app's own handler for BadHost itself, which ours takes the place of: it answers the app's paths.
+    previous = handlers.get(BadHost)
+    if getattr(previous, "answers_bad_hosts", False):
         return
 
     def answer(error: BadHost) -> ResponseReturnValue:
         if served(current_app, request.path):
             return error_response(400, MESSAGE)
-        handler = _app_handler(current_app, error, answer)
+        handler = previous if previous is not None else _app_handler(current_app, error, answer)
         return current_app.ensure_sync(handler)(error) if handler is not None else error
 
     answer.answers_bad_hosts = True  # type: ignore[attr-defined]

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import typing as t
 
-from flask import Response
-
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, MCPError
+from .answer import JSON_CONTENT_TYPE, JSONAnswer
+
+if t.TYPE_CHECKING:
+    from flask import Response
 
 __all__ = ["JSON_CONTENT_TYPE", "Reject", "error_response", "json_response"]
-
-JSON_CONTENT_TYPE = "application/json"
 
 
 class Reject(Exception):
@@ -28,7 +28,7 @@ class Reject(Exception):
 
 def json_response(payload: t.Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     """*payload* encoded as a JSON response."""
-    return Response(jsonrpc.encode(payload), status=status, headers=headers, content_type=JSON_CONTENT_TYPE)
+    return JSONAnswer(jsonrpc.encode(payload), status, headers)
 
 
 def error_response(

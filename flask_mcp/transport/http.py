@@ -34,8 +34,9 @@ from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION, MODERN_PROTOCOL_VERS
 from ..stores.events import parse_event_id
 from ..stores.failures import unavailable
 from . import fast_lane, landing, modern, refusals, streaming
+from .answer import JSON_CONTENT_TYPE, JSONAnswer
 from .body import BodyRejected, read_request_body
-from .errors import JSON_CONTENT_TYPE, Reject, error_response, json_response
+from .errors import Reject, error_response, json_response
 from .guard import is_json_request
 from .session_lookup import SESSION_HEADER, SESSION_KEY, SESSION_NOT_FOUND, owner_of, session_not_found, session_of
 from .status import json_answer
@@ -283,7 +284,7 @@ def _initialize(
                 principal=principal,
                 client_info=client.client_info,
             )
-    return Response(state.server.serialize(response), headers=headers, content_type=JSON_CONTENT_TYPE)
+    return JSONAnswer(state.server.serialize(response), 200, headers)
 
 
 def _get(state: MCPState, environ: WSGIEnvironment, principal: Principal | None) -> Response:

@@ -29,6 +29,7 @@ from ..protocol import jsonrpc
 from ..protocol.errors import describe_exception, is_expected
 from ..protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, RESOURCE_NOT_FOUND, MCPError
 from ..stores.failures import unavailable
+from .answer import JSONAnswer
 from .body import BodyRejected, read_request_body
 from .guard import is_json_request
 from .openapi import OpenAPIDocument, SecuritySchemes, security_schemes
@@ -63,7 +64,6 @@ _ERRORS: dict[Reason, tuple[int, str]] = {
     "rate_limited": (429, "Too Many Requests: {}"),
 }
 
-JSON_CONTENT_TYPE = "application/json"
 #: Seconds browsers may keep the docs page's scripts and styles.
 ASSET_MAX_AGE = 24 * 3600
 
@@ -81,6 +81,17 @@ class RestSite:
         self.mcp_path = mcp_path
         self.document = document
 
+    def serves(self, path: str) -> bool:
+        """Whether *path* is one of the REST routes': anything under the prefix, or at the root the routes alone."""
+        if self.prefix != "/":
+            return path == self.prefix or path.startswith(self.prefix + "/")
+        # At the root every other path is the app's (add_routes adds no catch-all there).
+        return path in _ROOT_PATHS or path.startswith(("/tools/", "/docs/"))
+
+
+#: The REST routes' fixed paths when the prefix is the root (see :func:`add_routes`).
+_ROOT_PATHS = frozenset(("/resources", "/openapi.json", "/docs"))
+
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
     """A REST error: ``{"error": message}`` with *status*."""
@@ -88,7 +99,7 @@ def error(status: int, message: str, headers: dict[str, str] | None = None) -> R
 
 
 def _json(payload: t.Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(jsonrpc.encode(payload), status=status, headers=headers, content_type=JSON_CONTENT_TYPE)
+    return JSONAnswer(jsonrpc.encode(payload), status, headers)
 
 
 def add_routes(app: Flask, state: MCPState, endpoint_prefix: str, mcp_path: str) -> None:
@@ -241,7 +252,7 @@ def tool_view(name: str) -> Response:
         if exc.policy_code is not None:
             return _policy_error(state, status, wording.format(exc.message), exc.policy_code, exc.data)
         return error(status, wording.format(exc.message))
-    return Response(body, content_type=JSON_CONTENT_TYPE)
+    return JSONAnswer(body)
 
 
 def resource_view() -> Response:
@@ -294,7 +305,7 @@ def openapi_view() -> Response:
         return principal
     state.keep_in_step()
     site = t.cast(RestSite, state.rest_site)
-    return Response(site.document.encoded(visible_view(state.server, principal)), content_type=JSON_CONTENT_TYPE)
+    return JSONAnswer(site.document.encoded(visible_view(state.server, principal)))
 
 
 def _reader(state: MCPState) -> Principal | Response | None:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import typing as t
 
-from flask import Response
-
 from ..auth.gate import error_status
 from ..protocol.jsonrpc import (
     HEADER_MISMATCH,
@@ -24,8 +22,11 @@ from ..protocol.jsonrpc import (
     PARSE_ERROR,
     UNSUPPORTED_VERSION,
 )
+from .answer import JSONAnswer
 
 if t.TYPE_CHECKING:
+    from flask import Response
+
     from ..auth.gate import AuthGate
     from ..binding.state import MCPState
 
@@ -59,4 +60,4 @@ def http_status(response: dict[str, t.Any], gate: AuthGate | None, modern: bool)
 def json_answer(state: MCPState, response: dict[str, t.Any], modern: bool = False) -> Response:
     """*response*, a response envelope, as a plain JSON answer with its status (:func:`http_status`)."""
     status, headers = (200, None) if "error" not in response else http_status(response, state.auth, modern)
-    return Response(state.server.serialize(response), status=status, headers=headers, content_type="application/json")
+    return JSONAnswer(state.server.serialize(response), status, headers)

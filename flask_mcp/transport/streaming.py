@@ -34,6 +34,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 from ..stores.events import BROADCAST, GAP_GRACE, parse_event_id
 from ..stores.failures import unavailable
+from .answer import JSONAnswer
 from .lost_requests import LostRequest
 from .status import http_status
 
@@ -233,7 +234,7 @@ def respond(
         error = MCPError(
             jsonrpc.INVALID_REQUEST, f"Invalid Request: id {message.id!r} is already in use in this session"
         )
-        return Response(jsonrpc.encode(jsonrpc.failure(message.id, error)), status=409, content_type="application/json")
+        return JSONAnswer(jsonrpc.encode(jsonrpc.failure(message.id, error)), 409)
 
     @copy_current_request_context
     def work() -> None:
@@ -268,9 +269,7 @@ def respond(
     first = channel.outbox.get()
     if first[0] == _DONE and not channel.streaming:  # nothing was streamed: the fast JSON answer
         status, headers = http_status(first[2], state.auth, modern)
-        return Response(
-            state.server.serialize(first[2]), status=status, headers=headers, content_type="application/json"
-        )
+        return JSONAnswer(state.server.serialize(first[2]), status, headers)
     return Response(
         stream_with_context(_post_stream(state, channel, first)),
         content_type="text/event-stream",
@@ -325,7 +324,7 @@ def resume_or_listen(
         )
         body = jsonrpc.encode(jsonrpc.failure(None, error))
         headers = {"Retry-After": str(STREAM_RETRY_AFTER)}
-        return Response(body, status=503, headers=headers, content_type="application/json")
+        return JSONAnswer(body, 503, headers)
     try:
         session_id = t.cast(str, client.session_id)
         events = t.cast("EventLog", state.events)

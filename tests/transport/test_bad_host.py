@@ -6,6 +6,7 @@ import typing as t
 
 import pytest
 from flask import Flask, jsonify
+from werkzeug.exceptions import BadHost
 
 from flask_mcp import MCP
 from flask_mcp.transport.bad_host import MESSAGE
@@ -33,7 +34,7 @@ def app(make_app: t.Callable[..., Flask]) -> Flask:
 
 
 @pytest.mark.parametrize("method", ["GET", "POST", "DELETE", "OPTIONS", "PUT"])
-@pytest.mark.parametrize("path", ["/mcp", "/mcp/elsewhere", "/api/tools/tools/add"])
+@pytest.mark.parametrize("path", ["/mcp", "/api/tools/tools/add", "/api/tools/elsewhere", "/api/tools"])
 def test_the_mcp_servers_paths_answer_json(app: Flask, method: str, path: str) -> None:
     response = app.test_client().open(
         path, method=method, headers={"Host": BAD_HOST, "Content-Type": "application/json"}, data=b"{}"
@@ -42,8 +43,9 @@ def test_the_mcp_servers_paths_answer_json(app: Flask, method: str, path: str) -
     assert response.get_json()["error"]["message"] == MESSAGE
 
 
-def test_the_apps_own_paths_answer_as_without_flask_mcp(app: Flask) -> None:
-    response = app.test_client().get("/hello", headers={"Host": BAD_HOST})
+@pytest.mark.parametrize("path", ["/hello", "/mcp/below", "/mcpx", "/api/toolsx"])
+def test_the_apps_own_paths_answer_as_without_flask_mcp(app: Flask, path: str) -> None:
+    response = app.test_client().get(path, headers={"Host": BAD_HOST})
     assert response.status_code == 400 and response.content_type.startswith("text/html")
     assert app.test_client().get("/hello", headers={"Host": "localhost"}).status_code == 200
 
@@ -66,3 +68,44 @@ def test_two_servers_share_one_handler(make_app: t.Callable[..., Flask]) -> None
     assert len(handlers) == 1
     for path in ("/mcp", "/admin"):
         assert app.test_client().post(path, headers={"Host": BAD_HOST}).content_type == "application/json"
+
+
+def test_a_handler_the_app_registered_before_still_answers_its_paths(make_app: t.Callable[..., Flask]) -> None:
+    app = Flask("test_app")
+
+    @app.errorhandler(BadHost)
+    def handled(error: BadHost) -> t.Any:
+        return jsonify(mine=True), 418
+
+    MCP().init_app(app)
+    assert app.test_client().get("/hello", headers={"Host": BAD_HOST}).status_code == 418
+    assert app.test_client().post("/mcp", headers={"Host": BAD_HOST}).get_json()["error"]["message"] == MESSAGE
+
+
+def test_an_endpoint_at_the_root_leaves_the_apps_other_paths(make_app: t.Callable[..., Flask]) -> None:
+    app = make_app(MCP(), MCP_URL_PREFIX="/")
+    assert app.test_client().post("/", headers={"Host": BAD_HOST}).content_type == "application/json"
+    response = app.test_client().get("/hello", headers={"Host": BAD_HOST})
+    assert response.status_code == 400 and response.content_type.startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    ("path", "ours"),
+    [
+        ("/tools/add", True),
+        ("/openapi.json", True),
+        ("/docs", True),
+        ("/docs/swagger-ui/index.css", True),
+        ("/resources", True),
+        ("/hello", False),
+        ("/toolsx", False),
+        ("/", False),
+    ],
+)
+def test_rest_routes_at_the_root_are_the_only_paths_answered(
+    make_app: t.Callable[..., Flask], path: str, ours: bool
+) -> None:
+    app = make_app(MCP(), MCP_REST_PREFIX="/")
+    response = app.test_client().get(path, headers={"Host": BAD_HOST})
+    assert response.status_code == 400
+    assert (response.content_type == "application/json") is ours
