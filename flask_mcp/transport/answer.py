@@ -10,8 +10,10 @@ object, its only headers ``Content-Type`` and ``Content-Length``, and nothing
 waits for it to close. :class:`JSONAnswer` keeps that shortcut for exactly
 that case, and only while it holds when the server asks for the answer: an
 ``after_request`` handler, Flask's session or an extension that adds a
-header, replaces the body or registers a callback sends it werkzeug's way,
-which then answers as it would for any response.
+header, makes the body anything but one ``bytes`` object (``set_data``
+keeps it one, with its length), changes the status to one without a body
+or registers a callback sends it werkzeug's way, which then answers as it
+would for any response.
 """
 
 from __future__ import annotations
