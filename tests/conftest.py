@@ -49,6 +49,19 @@ def mcp() -> MCP:
 
 
 @pytest.fixture
+def adder() -> MCP:
+    """A fresh extension serving one tool, ``add(a, b)``."""
+    extension = MCP()
+
+    @extension.tool()
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    return extension
+
+
+@pytest.fixture
 def make_app() -> t.Callable[..., Flask]:
     """App factory: ``make_app(mcp, MCP_STATELESS=True, ...)``."""
 

@@ -145,15 +145,8 @@ def test_further_headers_are_kept() -> None:
 
 
 @pytest.fixture
-def app(make_app: t.Callable[..., Flask]) -> Flask:
-    mcp = MCP()
-
-    @mcp.tool()
-    def add(a: int, b: int) -> int:
-        """Add."""
-        return a + b
-
-    return make_app(mcp, MCP_STATELESS=True)
+def app(make_app: t.Callable[..., Flask], adder: MCP) -> Flask:
+    return make_app(adder, MCP_STATELESS=True)
 
 
 def test_the_endpoint_answers_a_call_as_made(app: Flask, make_client: t.Callable[..., MCPTestClient]) -> None:

@@ -16,15 +16,8 @@ BAD_HOST = "a..b"
 
 
 @pytest.fixture
-def app(make_app: t.Callable[..., Flask]) -> Flask:
-    mcp = MCP()
-
-    @mcp.tool()
-    def add(a: int, b: int) -> int:
-        """Add."""
-        return a + b
-
-    app = make_app(mcp, MCP_REST_PREFIX="/api/tools")
+def app(make_app: t.Callable[..., Flask], adder: MCP) -> Flask:
+    app = make_app(adder, MCP_REST_PREFIX="/api/tools")
 
     @app.get("/hello")
     def hello() -> str:
