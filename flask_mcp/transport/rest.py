@@ -80,17 +80,22 @@ class RestSite:
         self.prefix = prefix
         self.mcp_path = mcp_path
         self.document = document
+        # The routes' own paths, as registered: the fixed ones, and what the others start with.
+        self._paths: frozenset[str] = frozenset()
+        self._heads: tuple[str, ...] = ()
+
+    def routed(self, rules: t.Iterable[str]) -> None:
+        """Note the paths of the rules registered for the REST routes (``/tools/<name>``...)."""
+        rules = list(rules)
+        self._paths = frozenset(rule for rule in rules if "<" not in rule)
+        self._heads = tuple(rule.partition("<")[0] for rule in rules if "<" in rule)
 
     def serves(self, path: str) -> bool:
         """Whether *path* is one of the REST routes': anything under the prefix, or at the root the routes alone."""
         if self.prefix != "/":
             return path == self.prefix or path.startswith(self.prefix + "/")
         # At the root every other path is the app's (add_routes adds no catch-all there).
-        return path in _ROOT_PATHS or path.startswith(("/tools/", "/docs/"))
-
-
-#: The REST routes' fixed paths when the prefix is the root (see :func:`add_routes`).
-_ROOT_PATHS = frozenset(("/resources", "/openapi.json", "/docs"))
+        return path in self._paths or path.startswith(self._heads)
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -146,6 +151,7 @@ def add_routes(app: Flask, state: MCPState, endpoint_prefix: str, mcp_path: str)
         ]
     for path, name, view, methods in views:
         add_rule(app, prefix + path, f"{endpoint_prefix}.{name}", view, methods)
+    site.routed(prefix + path for path, _, _, _ in views)
 
 
 def _tool_addressed(name: str) -> Addressed:
