@@ -236,16 +236,13 @@ def test_the_command_serves_on_loopback_and_prints_nothing_secret(tmp_path: Path
 
 @pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
 async def test_a_machine_client_with_the_sdks_client_credentials_provider(served: Served, mode: str) -> None:
-    """A confidential client registered for client_credentials: the SDK's own provider gets a token, no user."""
-    registered = requests.post(
-        served.base + "/oauth/register",
-        json={
-            "client_name": "nightly report",
-            "grant_types": ["client_credentials"],
-            "token_endpoint_auth_method": "client_secret_basic",
-        },
-        timeout=10,
-    ).json()
+    """A client the operator made for client_credentials: the SDK's own provider gets a token, no user."""
+    assert served.app is not None
+    made = served.app.test_cli_runner().invoke(
+        args=["mcp", "oauth", "add-client", "nightly report", "--scope", "notes:read"]
+    )
+    assert made.exit_code == 0, made.output
+    registered = dict(line.split(": ", 1) for line in made.output.strip().splitlines())
     storage = MemoryStorage()
     auth = ClientCredentialsOAuthProvider(
         served.base + "/mcp",

@@ -111,6 +111,19 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_OAUTH_REGISTRATION_TOKEN": None,
     # Registrations per client address.
     "MCP_OAUTH_REGISTRATION_RATE_LIMIT": "20/hour",
+    # Refused token, registration and revocation requests per client address (bad secrets,
+    # invalid grants, malformed input); once spent, the address waits (429 with Retry-After).
+    "MCP_OAUTH_RATE_LIMIT_FAILURES": "30/minute",
+    # Successful token and revocation requests per client.
+    "MCP_OAUTH_RATE_LIMIT_CLIENT": "300/minute",
+    # Seconds after a refresh token's rotation during which the same client presenting it again
+    # (two tabs, a retry after a lost answer) gets a new pair instead of revoking the family; 0: none.
+    "MCP_OAUTH_REFRESH_GRACE": 10,
+    # Seconds between sweeps of expired codes, tokens, families and unused clients, run after an
+    # answer of the token, registration or revocation endpoint; None: only `flask mcp oauth prune`.
+    "MCP_OAUTH_PRUNE_INTERVAL": 300,
+    # Rows a sweep deletes per table at most (its cost on the request that runs it).
+    "MCP_OAUTH_PRUNE_BATCH": 1000,
     # Seconds after which a registered client that never obtained a token is deleted; None: kept.
     "MCP_OAUTH_UNUSED_CLIENT_TTL": 86400,
     # {scope: description} shown on the consent page, besides the scopes the tools' permissions use.

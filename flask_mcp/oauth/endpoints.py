@@ -97,8 +97,11 @@ class Registration(ClientRegistrationEndpoint):  # type: ignore[misc]
         grants = set(metadata["grant_types"])
         if "authorization_code" in grants and not uris:
             raise InvalidRedirectURIError("the authorization_code grant needs redirect_uris")
-        if metadata["token_endpoint_auth_method"] == "none" and "client_credentials" in grants:
-            raise InvalidClientMetadataError("a public client (auth method none) cannot use client_credentials")
+        if "client_credentials" in grants:
+            # A client acting for itself has no user behind it: only the operator may make one.
+            raise InvalidClientMetadataError(
+                "client_credentials is only for clients the app's operator makes (flask mcp oauth add-client)"
+            )
         logo = metadata.get("logo_uri")
         if logo is not None and urlsplit(str(logo)).scheme != "https":
             metadata.pop("logo_uri")  # shown on the consent page: https only

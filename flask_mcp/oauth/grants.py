@@ -2,8 +2,9 @@
 
 - authorization code, with PKCE ``S256`` required (``plain`` and a missing
   challenge refused at the authorization request already), codes single use;
-- refresh tokens, rotated on every use, a replay revoking the whole family;
-- client credentials, for confidential clients only;
+- refresh tokens, rotated on every use, a replay revoking the whole family (after a short grace
+  window for the same client presenting it twice);
+- client credentials, for confidential clients the app's operator made, within their scopes;
 - and for all of them the RFC 8707 ``resource``: required on the
   authorization request, and when given anywhere it must be this server's
   canonical URL (the only audience tokens are ever issued for).
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import typing as t
 
-from authlib.oauth2.rfc6749 import InvalidGrantError, InvalidRequestError, OAuth2Error, grants
+from authlib.oauth2.rfc6749 import InvalidGrantError, InvalidRequestError, InvalidScopeError, OAuth2Error, grants
 from authlib.oauth2.rfc7636 import CodeChallenge
 
 if t.TYPE_CHECKING:
@@ -136,7 +137,11 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[mis
 
 
 class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
-    """Refresh with rotation: every use returns a new refresh token, and a replayed one revokes its family."""
+    """Refresh with rotation: every use returns a new refresh token, and a replayed one revokes its family.
+
+    A token presented again by its own client within ``MCP_OAUTH_REFRESH_GRACE`` seconds of its
+    rotation is no replay but a client racing itself: it is answered with a new pair of the family.
+    """
 
     TOKEN_ENDPOINT_AUTH_METHODS: t.ClassVar[list[str]] = _TOKEN_AUTH
     INCLUDE_NEW_REFRESH_TOKEN = True
@@ -153,7 +158,9 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
         token = self.request.form.get("refresh_token")
         if token is None:
             raise InvalidRequestError("Missing 'refresh_token' in request.")
-        row = self.oauth.store.rotate_refresh_token(token, client.get_client_id())
+        row = self.oauth.store.rotate_refresh_token(
+            token, client.get_client_id(), grace=self.oauth.settings.refresh_grace
+        )
         if row is None:
             raise InvalidGrantError("the refresh token is invalid, expired, revoked or already used")
         return row
@@ -169,10 +176,19 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
 
 
 class ClientCredentialsGrant(grants.ClientCredentialsGrant):  # type: ignore[misc]
-    """Tokens for a confidential client acting for itself (``sub`` is its client id)."""
+    """Tokens for a client the app's operator made, acting for itself (``sub`` is its client id).
+
+    Only operator-made confidential clients may use it (``Client.check_grant_type``), and a
+    request for a scope outside the ones the operator gave the client is refused
+    (``invalid_scope``) rather than quietly narrowed: the operator sees the mistake at once.
+    """
 
     TOKEN_ENDPOINT_AUTH_METHODS: t.ClassVar[list[str]] = ["client_secret_basic", "client_secret_post"]
 
     def validate_token_request(self) -> None:
         checked_resource(self, required=False)
         super().validate_token_request()
+        requested = (self.request.payload.scope or "").split()
+        allowed = self.request.client.scopes
+        if not set(requested) <= set(allowed):
+            raise InvalidScopeError(f"this client may be granted only: {' '.join(allowed) or 'no scope'}")

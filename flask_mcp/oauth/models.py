@@ -51,6 +51,16 @@ class Client(Base):
     issued_at: Mapped[float] = mapped_column(Float, default=time.time)
     #: When it last obtained a token; ``None``: never.
     used_at: Mapped[float | None] = mapped_column(Float)
+    #: Who made it: ``"registered"`` (the client itself, RFC 7591) or ``"operator"`` (the app's
+    #: operator, ``flask mcp oauth add-client``). Only an operator's client may act for itself
+    #: (``client_credentials``), and only within the scopes the operator gave it.
+    origin: Mapped[str] = mapped_column(String(16), default="registered", server_default="registered")
+
+    @property
+    def operator_made(self) -> bool:
+        """Whether the app's operator made it (a client that registered itself, or one known only by
+        its metadata document, is not)."""
+        return self.origin == "operator"
 
     @property
     def client_name(self) -> str:
@@ -74,13 +84,25 @@ class Client(Base):
         # Never a default: the request must name its redirect URI, which is matched exactly.
         return None
 
+    @property
+    def scopes(self) -> list[str]:
+        """The scopes of its metadata: the default of a registered client, the bound of an operator's."""
+        value = self.client_metadata.get("scope")
+        return list(dict.fromkeys(value.split())) if isinstance(value, str) else []
+
     def get_allowed_scope(self, scope: str | None) -> str:
+        if self.operator_made:
+            # The operator gave this client the scopes it may ever get: nothing outside them.
+            allowed = self.scopes
+            return " ".join(
+                allowed if not scope else [each for each in dict.fromkeys(scope.split()) if each in allowed]
+            )
         # The registered scope is only the default: a client's own registration is no limit worth
         # keeping (it could register again), and MCP clients ask for more scopes later (step-up)
         # without registering again. What a token gets is bounded by the supported scopes, the
         # user's allowed scopes and the user's consent.
         if not scope:
-            return str(self.client_metadata.get("scope") or "")
+            return " ".join(self.scopes)
         return " ".join(dict.fromkeys(scope.split()))
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
@@ -104,8 +126,10 @@ class Client(Base):
 
     def check_grant_type(self, grant_type: str) -> bool:
         granted = self.client_metadata.get("grant_types") or ["authorization_code"]
-        if grant_type == "client_credentials" and self.auth_method == "none":
-            return False  # a public client has no credentials to present
+        if grant_type == "client_credentials" and (self.auth_method == "none" or not self.operator_made):
+            # A public client has no credentials to present; and a client acting for itself needs an
+            # operator behind it: a stranger that registered itself gets no token without a user.
+            return False
         return grant_type in granted
 
 

@@ -12,6 +12,7 @@ from flask import Blueprint, Flask
 from sqlalchemy import create_engine
 
 from ..globals import state_for
+from ..policies.ratelimit import CacheRateLimiter
 from ..policies.tool import ConfigurationError
 from .client_documents import ClientDirectory, ClientDocumentSettings
 from .endpoints import Registration, Revocation, server_metadata
@@ -23,6 +24,8 @@ from .grants import (
     S256CodeChallenge,
 )
 from .keys import SigningKeys
+from .limits import EndpointLimits
+from .pruning import PruneSchedule
 from .scopes import ScopeCatalog
 from .settings import OAuthSettings
 from .store import OAuthStore
@@ -83,6 +86,10 @@ class OAuthState:
     scopes: ScopeCatalog
     users: UserHooks
     server: MCPAuthorizationServer
+    #: The endpoints' rate limits.
+    limits: EndpointLimits
+    #: When expired rows are swept (``None``: only ``flask mcp oauth prune``).
+    prune: PruneSchedule | None
 
 
 class OAuthServer:
@@ -177,7 +184,12 @@ class OAuthServer:
         server.init_app(app, query_client=server.clients, save_token=server._save_token)
         # init_app loads Authlib's default generator from app.config: ours takes its place again.
         server.register_token_generator("default", AccessTokenGenerator(server))
-        app.extensions[STATE_KEY] = OAuthState(settings, store, keys, scopes, users, server)
+        limits, schedule = _upkeep(app, settings, store, mcp_state)
+        app.extensions[STATE_KEY] = OAuthState(settings, store, keys, scopes, users, server, limits, schedule)
+        from ..cli.commands import mcp_group
+        from .commands import oauth_group
+
+        mcp_group.add_command(oauth_group)
         app.register_blueprint(self.blueprint, url_prefix=settings.url_prefix)
         from .views import add_well_known_routes
 
@@ -192,3 +204,21 @@ class OAuthServer:
 
             os.makedirs(os.path.dirname(settings.database_uri[len("sqlite:///") :]) or ".", exist_ok=True)
         return create_engine(settings.database_uri)
+
+
+def _upkeep(
+    app: Flask, settings: OAuthSettings, store: OAuthStore, mcp_state: MCPState | None
+) -> tuple[EndpointLimits, PruneSchedule | None]:
+    # Counted and elected in the MCP server's ephemeral cache, shared by every worker that shares it.
+    shared = mcp_state.server.limiter if mcp_state is not None else None
+    limiter = shared if isinstance(shared, CacheRateLimiter) else CacheRateLimiter.in_process()
+    limits = EndpointLimits(
+        limiter, settings.rate_limit_failures, settings.rate_limit_client, settings.registration_rate_limit
+    )
+    if settings.prune_interval is None:
+        return limits, None
+    cache = mcp_state.ephemeral_cache if mcp_state is not None else None
+    # The backend itself: a sweep's bookkeeping runs after the answer, outside the app context.
+    backend = app.extensions["cache"][cache] if cache is not None else None
+    schedule = PruneSchedule(store, settings.prune_interval, settings.prune_batch, settings.unused_client_ttl, backend)
+    return limits, schedule

@@ -41,6 +41,16 @@ class OAuthSettings:
     registration_token: str | None
     #: Registrations per client address.
     registration_rate_limit: Limit | None
+    #: Refused requests per client address at the token, registration and revocation endpoints.
+    rate_limit_failures: Limit | None
+    #: Successful token and revocation requests per client.
+    rate_limit_client: Limit | None
+    #: Seconds a rotated refresh token may be presented again by its client (0: never).
+    refresh_grace: int
+    #: Seconds between automatic sweeps (``None``: no automatic sweep).
+    prune_interval: int | None
+    #: Rows one sweep deletes per table at most.
+    prune_batch: int
     #: Registered clients not used for this many seconds are deleted (``None``: kept).
     unused_client_ttl: int | None
     #: ``{scope: description}`` shown on the consent page and listed in the metadata.
@@ -80,27 +90,35 @@ class OAuthSettings:
         scopes = config.get("MCP_OAUTH_SCOPES") or {}
         if not isinstance(scopes, t.Mapping):
             scopes = {str(scope): "" for scope in scopes}
+        prune = config.get("MCP_OAUTH_PRUNE_INTERVAL")
         return cls(
             issuer=issuer.rstrip("/"),
             resource=resource,
             url_prefix=prefix_path,
             database_uri=str(database),
-            access_token_ttl=_positive(config, "MCP_OAUTH_ACCESS_TOKEN_TTL"),
-            refresh_token_ttl=_positive(config, "MCP_OAUTH_REFRESH_TOKEN_TTL"),
-            code_ttl=_positive(config, "MCP_OAUTH_CODE_TTL"),
+            access_token_ttl=_seconds(config, "MCP_OAUTH_ACCESS_TOKEN_TTL"),
+            refresh_token_ttl=_seconds(config, "MCP_OAUTH_REFRESH_TOKEN_TTL"),
+            code_ttl=_seconds(config, "MCP_OAUTH_CODE_TTL"),
             registration_enabled=bool(config.get("MCP_OAUTH_REGISTRATION", True)),
             registration_token=config.get("MCP_OAUTH_REGISTRATION_TOKEN") or None,
             registration_rate_limit=parse_limit(config.get("MCP_OAUTH_REGISTRATION_RATE_LIMIT")),
+            rate_limit_failures=parse_limit(config.get("MCP_OAUTH_RATE_LIMIT_FAILURES")),
+            rate_limit_client=parse_limit(config.get("MCP_OAUTH_RATE_LIMIT_CLIENT")),
+            refresh_grace=_seconds(config, "MCP_OAUTH_REFRESH_GRACE", allow_zero=True),
+            prune_interval=None if prune is None else _seconds(config, "MCP_OAUTH_PRUNE_INTERVAL"),
+            prune_batch=_seconds(config, "MCP_OAUTH_PRUNE_BATCH", what="a positive number of rows"),
             unused_client_ttl=config.get("MCP_OAUTH_UNUSED_CLIENT_TTL"),
             scopes={str(key): str(value) for key, value in scopes.items()},
             signing_keys=tuple(dict(key) for key in keys),
             login_view=config.get("MCP_OAUTH_LOGIN_VIEW"),
-            consent_max_age=_positive(config, "MCP_OAUTH_CONSENT_MAX_AGE"),
+            consent_max_age=_seconds(config, "MCP_OAUTH_CONSENT_MAX_AGE"),
         )
 
 
-def _positive(config: t.Mapping[str, t.Any], key: str) -> int:
+def _seconds(
+    config: t.Mapping[str, t.Any], key: str, *, allow_zero: bool = False, what: str = "a positive number of seconds"
+) -> int:
     value = config.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigurationError(f"{key} must be a positive number of seconds, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < (0 if allow_zero else 1):
+        raise ConfigurationError(f"{key} must be {what}{' or 0' if allow_zero else ''}, not {value!r}")
     return value

@@ -13,13 +13,17 @@ import secrets
 import time
 import typing as t
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, inspect, select, text, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from .models import AccessTokenRecord, AuthorizationCode, Base, Client, Consent, RefreshToken, TokenFamily, digest
 
 __all__ = ["OAuthStore"]
+
+#: ``Client.origin`` as added to a table made before it existed.
+_ORIGIN_COLUMN = "origin VARCHAR(16) NOT NULL DEFAULT 'registered'"
 
 
 class OAuthStore:
@@ -35,8 +39,28 @@ class OAuthStore:
         self._sessions = sessionmaker(engine, expire_on_commit=False)
 
     def create_tables(self) -> None:
-        """Create the tables that do not exist yet."""
+        """Create the tables that do not exist yet, and the columns later versions added to existing ones."""
         Base.metadata.create_all(self.engine)
+        known = {column["name"] for column in inspect(self.engine).get_columns(Client.__tablename__)}
+        if "origin" not in known:
+            # Clients stored before operators could make them all registered themselves.
+            try:
+                with self.engine.begin() as connection:
+                    connection.execute(text(f"ALTER TABLE {Client.__tablename__} ADD COLUMN {_ORIGIN_COLUMN}"))
+            except DBAPIError:
+                # Another process starting at the same moment added it first.
+                if "origin" not in {
+                    column["name"] for column in inspect(self.engine).get_columns(Client.__tablename__)
+                }:
+                    raise
+
+    def row_counts(self) -> dict[str, int]:
+        """How many rows each table holds, by table name (what the sweep keeps in check)."""
+        with self.session() as session:
+            return {
+                table.name: int(session.execute(select(func.count()).select_from(table)).scalar_one())
+                for table in Base.metadata.sorted_tables
+            }
 
     @contextlib.contextmanager
     def session(self) -> t.Iterator[Session]:
@@ -46,13 +70,19 @@ class OAuthStore:
 
     # -- clients ---------------------------------------------------------
 
-    def add_client(self, client_id: str, secret: str | None, metadata: t.Mapping[str, t.Any]) -> Client:
-        """Register a client; *secret* is kept as its digest."""
+    def add_client(
+        self, client_id: str, secret: str | None, metadata: t.Mapping[str, t.Any], *, origin: str = "registered"
+    ) -> Client:
+        """Register a client; *secret* is kept as its digest.
+
+        :param origin: ``"registered"`` (it registered itself) or ``"operator"`` (the app's operator made it).
+        """
         client = Client(
             client_id=client_id,
             secret_hash=digest(secret) if secret else None,
             client_metadata=dict(metadata),
             issued_at=self.clock(),
+            origin=origin,
         )
         with self.session() as session:
             session.add(client)
@@ -65,13 +95,19 @@ class OAuthStore:
         with self.session() as session:
             return session.get(Client, client_id)
 
-    def forget_unused_clients(self, older_than: float) -> int:
-        """Delete clients registered more than *older_than* seconds ago that never obtained a token."""
+    def remove_client(self, client_id: str) -> bool:
+        """Delete a client with its consents, and revoke every token it holds; whether it existed."""
         with self.session() as session:
-            result = session.execute(
-                delete(Client).where(Client.used_at.is_(None), Client.issued_at < self.clock() - older_than)
+            families = session.scalars(select(TokenFamily.family_id).where(TokenFamily.client_id == client_id)).all()
+            for family_id in families:
+                self._revoke_family(session, family_id)
+            # Its own tokens (client credentials have no family).
+            session.execute(
+                update(AccessTokenRecord).where(AccessTokenRecord.client_id == client_id).values(revoked=True)
             )
-            return int(getattr(result, "rowcount", 0) or 0)
+            session.execute(delete(Consent).where(Consent.client_id == client_id))
+            result = session.execute(delete(Client).where(Client.client_id == client_id))
+            return bool(getattr(result, "rowcount", 0))
 
     # -- codes -----------------------------------------------------------
 
@@ -115,15 +151,6 @@ class OAuthStore:
                 .where(AuthorizationCode.code_hash == code.code_hash)
                 .values(family_id=family_id)
             )
-
-    def forget_expired(self) -> None:
-        """Delete expired codes and refresh tokens, and the records of expired access tokens."""
-        now = self.clock()
-        with self.session() as session:
-            # Used codes are kept a while longer: a replay must still find them to revoke their family.
-            session.execute(delete(AuthorizationCode).where(AuthorizationCode.expires_at < now - 3600))
-            session.execute(delete(RefreshToken).where(RefreshToken.expires_at < now))
-            session.execute(delete(AccessTokenRecord).where(AccessTokenRecord.expires_at < now))
 
     # -- token families --------------------------------------------------
 
@@ -179,11 +206,15 @@ class OAuthStore:
         with self.session() as session:
             return session.get(RefreshToken, digest(token))
 
-    def rotate_refresh_token(self, token: object, client_id: str) -> RefreshToken | None:
+    def rotate_refresh_token(self, token: object, client_id: str, *, grace: float = 0) -> RefreshToken | None:
         """The live refresh token *token* of *client_id*, marked used; else ``None``.
 
-        A refresh token presented after it was rotated is a replay: one of
-        the two holders is not the client, so its whole family is revoked.
+        A refresh token presented after it was rotated is a replay: one of the
+        two holders is not the client, so its whole family is revoked. Except
+        within *grace* seconds of its rotation, when the same client presenting
+        it again (two tabs or workers refreshing at once, a retry after a lost
+        answer) gets it back, still marked used, to be answered with a new pair
+        of the same family.
         """
         if not isinstance(token, str) or not token:
             return None
@@ -203,20 +234,24 @@ class OAuthStore:
                 )
                 .values(used_at=now)
             )
-            if getattr(claimed, "rowcount", 0) == 1 and family is not None and not family.revoked:
-                session.refresh(row)
+            live_family = family is not None and not family.revoked
+            session.refresh(row)  # as it is now: another request may have rotated it a moment ago
+            if getattr(claimed, "rowcount", 0) == 1 and live_family:
                 return row
-            if row.used_at is not None:
-                self._revoke_family(session, row.family_id)
+            if row.used_at is None:
+                return None  # expired or revoked, never rotated
+            if live_family and not row.revoked and row.expires_at > now and now - row.used_at <= grace:
+                return row
+            self._revoke_family(session, row.family_id)
             return None
 
-    def access_token_active(self, jti: object) -> bool:
-        """Whether the access token *jti* was issued here and is not revoked."""
+    def live_access_token(self, jti: object) -> AccessTokenRecord | None:
+        """What is kept of the access token *jti*, if it was issued here and is not revoked."""
         if not isinstance(jti, str) or not jti:
-            return False
+            return None
         with self.session() as session:
             record = session.get(AccessTokenRecord, jti)
-            return record is not None and not record.revoked
+            return record if record is not None and not record.revoked else None
 
     def access_token(self, jti: str) -> AccessTokenRecord | None:
         """What is kept of the access token *jti*."""

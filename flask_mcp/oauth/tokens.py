@@ -10,6 +10,7 @@ revoked (RFC 7009 revocation, a revoked connection, a replayed refresh token).
 
 from __future__ import annotations
 
+import dataclasses
 import typing as t
 
 from authlib.common.security import generate_token
@@ -127,9 +128,11 @@ class OAuthTokenBackend(JWTBackend):
         principal = super().authenticate(request)
         if principal is None or principal.claims.get("iss") != state.settings.issuer:
             return None
-        if not state.store.access_token_active(principal.claims.get("jti")):
+        record = state.store.live_access_token(principal.claims.get("jti"))
+        if record is None:
             return None
-        return principal
+        # A token issued to a client for itself (client credentials) has no user behind it.
+        return dataclasses.replace(principal, machine=True) if record.user_id is None else principal
 
     def authorization_server_metadata(self) -> dict[str, t.Any]:
         """This app's authorization server's RFC 8414 document."""

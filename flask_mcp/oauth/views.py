@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import typing as t
 
-from flask import Blueprint, Flask, Response, current_app, request
+from flask import Blueprint, Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from ..globals import state_for
-from ..policies.ratelimit import CacheRateLimiter
 from .consent import authorize_view, connections_view, revoke_connection_view
 from .endpoints import server_metadata
+from .limits import retry_after
 from .tokens import oauth_state
+
+if t.TYPE_CHECKING:
+    from .server import OAuthState
 
 __all__ = ["add_well_known_routes", "make_blueprint"]
 
@@ -46,45 +47,50 @@ def _refused_input() -> Response:
     return _json(body, 400)
 
 
-def token_view() -> Response:
-    """``POST /token``: every grant (authorization code, refresh token, client credentials)."""
-    try:
-        return _preflight() or _cors(oauth_state().server.create_token_response())
-    except ValueError:
-        return _cors(_refused_input())
-
-
-def register_view() -> Response:
-    """``POST /register`` (RFC 7591), rate-limited per client address."""
+def _guarded(endpoint: str, work: t.Callable[[OAuthState], Response]) -> Response:
+    """Answer *endpoint* within its rate limits, never with a 5xx for malformed input, then maybe sweep."""
     preflight = _preflight()
     if preflight is not None:
         return preflight
     state = oauth_state()
-    limit = state.settings.registration_rate_limit
-    if limit is not None:
-        mcp_state = state_for(t.cast(Flask, current_app._get_current_object()), state.scopes.mcp)  # type: ignore[attr-defined]
-        limiter = (mcp_state.server.limiter if mcp_state is not None else None) or CacheRateLimiter.in_process()
-        wait = limiter.hit(f"oauth-register:{request.remote_addr}", limit)
-        if wait is not None:
-            body = {"error": "slow_down", "error_description": "too many registrations from this address"}
-            return _cors(_json(body, 429, {"Retry-After": str(max(1, math.ceil(wait)))}))
+    refusal = state.limits.refusal(request, endpoint)
+    if refusal is not None:
+        wait, why = refusal
+        body = {"error": "slow_down", "error_description": why}
+        return _cors(_json(body, 429, {"Retry-After": retry_after(wait)}))
+    try:
+        response = work(state)
+    except (ValueError, RecursionError):
+        # Authlib refuses to echo some input in an error description (ValueError); a JSON body
+        # nested deeper than the parser goes raises RecursionError. Both are the client's mistake.
+        response = _refused_input()
+    state.limits.count(request, endpoint, response)
+    if state.prune is not None and state.prune.due():
+        # After the answer is sent: the client does not wait for the sweep.
+        response.call_on_close(state.prune.sweep)
+    return _cors(response)
+
+
+def token_view() -> Response:
+    """``POST /token``: every grant (authorization code, refresh token, client credentials)."""
+    return _guarded("token", lambda state: state.server.create_token_response())
+
+
+def _register(state: OAuthState) -> Response:
     if not isinstance(request.get_json(silent=True), dict):
         body = {"error": "invalid_client_metadata", "error_description": "send the client metadata as a JSON object"}
-        return _cors(_json(body, 400))
-    if state.settings.unused_client_ttl is not None:
-        state.store.forget_unused_clients(state.settings.unused_client_ttl)
-    try:
-        return _cors(state.server.create_endpoint_response("client_registration"))
-    except ValueError:
-        return _cors(_refused_input())
+        return _json(body, 400)
+    return t.cast(Response, state.server.create_endpoint_response("client_registration"))
+
+
+def register_view() -> Response:
+    """``POST /register`` (RFC 7591), rate-limited per client address."""
+    return _guarded("register", _register)
 
 
 def revoke_view() -> Response:
     """``POST /revoke`` (RFC 7009)."""
-    try:
-        return _preflight() or _cors(oauth_state().server.create_endpoint_response("revocation"))
-    except ValueError:
-        return _cors(_refused_input())
+    return _guarded("revoke", lambda state: state.server.create_endpoint_response("revocation"))
 
 
 def jwks_view() -> Response:

@@ -26,6 +26,9 @@ class Principal:
     expires_at: float | None = None
     #: The app's own user object (Flask-Login's ``current_user``), if any.
     user: t.Any = None
+    #: Whether a program acts for itself, with no user behind the call (an OAuth client's
+    #: ``client_credentials`` token: :attr:`subject` is then the client's id).
+    machine: bool = False
 
     def has_scopes(self, scopes: t.Iterable[str]) -> bool:
         """Whether every scope in *scopes* was granted."""

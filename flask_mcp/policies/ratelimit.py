@@ -197,6 +197,27 @@ class CacheRateLimiter:
             return self._fixed_window(cache, counted, limit)
         return self._token_bucket(cache, counted, limit)
 
+    def spent(self, key: str, limit: Limit) -> float | None:
+        """Without counting: ``None`` while *key* may still call, else seconds until it may.
+
+        For limits counted after the fact (failures, say): the next request is
+        refused before it does any work once the budget is spent.
+        """
+        cache = self.cache
+        counted = f"{self.prefix}{limit.key}:{tag(key)}"
+        if isinstance(limit, FixedWindow):
+            now = self.clock()
+            window = math.floor(now / limit.period)
+            count = cache.get(f"{counted}:{window}")
+            if not isinstance(count, int) or count < limit.limit:
+                return None
+            return (window + 1) * limit.period - now
+        arrival = cache.get(counted)
+        now_ms = math.floor(self.clock() * 1000)
+        if not isinstance(arrival, int) or arrival + limit.interval_ms - now_ms <= limit.interval_ms * limit.capacity:
+            return None
+        return (arrival + limit.interval_ms - limit.interval_ms * limit.capacity - now_ms) / 1000
+
     def _fixed_window(self, cache: CacheLike, key: str, limit: FixedWindow) -> float | None:
         now = self.clock()
         window = math.floor(now / limit.period)

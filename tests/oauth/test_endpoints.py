@@ -144,7 +144,7 @@ def test_unused_registrations_expire(tmp_path: Path) -> None:
     flow.tokens("alice")
     now = store.clock()
     store.clock = lambda: now + 120
-    app.test_client().post("/oauth/register", json=PUBLIC)
+    assert app.test_cli_runner().invoke(args=["mcp", "oauth", "prune"]).exit_code == 0
     assert store.client(idle) is None and store.client(flow.client_id) is not None
 
 

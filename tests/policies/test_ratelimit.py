@@ -8,6 +8,8 @@ import uuid
 import pytest
 from cachelib import SimpleCache
 from flask import Flask
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flask_mcp import MCP
 from flask_mcp.core.client import ClientState
@@ -90,6 +92,33 @@ def test_token_bucket_bursts_then_refills_at_its_rate() -> None:
     # A long idle time refills the bucket to its capacity, not beyond.
     clock.advance(3600)
     assert [rl.hit("k", rule) is None for _ in range(4)] == [True, True, True, False]
+
+
+@given(
+    rule=st.one_of(
+        st.builds(FixedWindow, st.integers(1, 6), st.sampled_from([1, 10, 60])),
+        st.builds(TokenBucket, st.sampled_from([0.5, 1, 2, 10]), st.integers(1, 6)),
+    ),
+    steps=st.lists(st.tuples(st.booleans(), st.floats(0, 30)), max_size=40),
+)
+def test_spent_tells_without_counting_what_the_next_hit_would_answer(
+    rule: FixedWindow | TokenBucket, steps: list[tuple[bool, float]]
+) -> None:
+    """``spent`` is ``None`` exactly when a hit now would be let through, and it never counts."""
+    clock = FakeClock(10_000.0)
+    counting, peeking = limiter(clock), limiter(clock)
+    for hit, pause in steps:
+        clock.advance(pause)
+        if hit:
+            counting.hit("k", rule)
+            peeking.hit("k", rule)
+        told = peeking.spent("k", rule)
+        assert peeking.spent("k", rule) == told  # asking again changes nothing
+        answer = counting.hit("k", rule)
+        peeking.hit("k", rule)
+        assert (told is None) == (answer is None), (told, answer)
+        if told is not None:
+            assert told == pytest.approx(answer)
 
 
 # -- through the protocol core ------------------------------------------------------
