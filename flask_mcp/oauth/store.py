@@ -240,7 +240,7 @@ class OAuthStore:
                 return row
             if row.used_at is None:
                 return None  # expired or revoked, never rotated
-            if live_family and not row.revoked and row.expires_at > now and now - row.used_at <= grace:
+            if live_family and not row.revoked and row.expires_at > now and now - row.used_at < grace:
                 return row
             self._revoke_family(session, row.family_id)
             return None
