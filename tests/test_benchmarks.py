@@ -294,3 +294,13 @@ def test_in_process_runs_another_checkouts_scenarios_in_the_same_rounds(tmp_path
     assert report["ratio_to_floor"][against]["floor"] == "floor" and report["ratio_to_floor"][against]["median"] > 0
     with pytest.raises(SystemExit, match="not a checkout"):
         in_process.main(["--only", "floor,flask_mcp", "--against", str(tmp_path)])
+
+
+def test_the_oauth_storage_measurement_ends_with_the_live_rows() -> None:
+    from benchmarks import oauth_storage
+
+    report = oauth_storage.main(["--requests", "40"])
+    assert report["statuses"] == {"201": 10, "200": 20, "401": 4, "400": 6}
+    assert report["rows_after_flood"]["mcp_oauth_access_token"] == 20
+    left = {table: rows for table, rows in report["rows_after_expiry_and_sweeps"].items() if rows}
+    assert left == {"mcp_oauth_client": 1, "mcp_oauth_signing_key": 1}  # the operator's client and the key

@@ -22,12 +22,13 @@ from __future__ import annotations
 import base64
 import math
 import typing as t
+from urllib.parse import unquote
 
 from flask import Request, Response
 
 from ..policies.ratelimit import Limit, RateLimiter
 
-__all__ = ["EndpointLimits", "client_id_of"]
+__all__ = ["EndpointLimits", "client_id_of", "retry_after"]
 
 
 class Limiter(RateLimiter, t.Protocol):
@@ -46,8 +47,6 @@ def client_id_of(request: Request) -> str | None:
             user = base64.b64decode(header[6:], validate=True).decode("utf-8").partition(":")[0]
         except (ValueError, UnicodeDecodeError):
             return None
-        from urllib.parse import unquote
-
         return unquote(user) or None
     value = request.form.get("client_id")
     return value or None
