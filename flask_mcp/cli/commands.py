@@ -27,7 +27,7 @@ import typing as t
 
 import click
 from flask import current_app
-from flask.cli import AppGroup, ScriptInfo
+from flask.cli import AppGroup, NoAppException, ScriptInfo
 
 from ..globals import servers_of, state_of, use_server
 from ..transport.cgi import serve_cgi
@@ -54,10 +54,35 @@ from .prompt import prompt_command
 if t.TYPE_CHECKING:
     from flask import Flask
 
-__all__ = ["mcp_group"]
+__all__ = ["EXTRA_COMMANDS", "MCPGroup", "mcp_group"]
 
 
-@click.group("mcp", cls=AppGroup)
+#: Where an app keeps ``flask mcp`` subcommands of its own, by name (the OAuth server's ``oauth``).
+EXTRA_COMMANDS = "flask_mcp.commands"
+
+
+class MCPGroup(AppGroup):
+    """The ``mcp`` group: its own commands, and those the loaded app's extensions add.
+
+    They are read from ``app.extensions[EXTRA_COMMANDS]`` of the app being run, so one
+    app's commands never show up on another's.
+    """
+
+    def _extra(self, ctx: click.Context) -> dict[str, click.Command]:
+        try:
+            app = ctx.ensure_object(ScriptInfo).load_app()
+        except NoAppException:
+            return {}
+        return t.cast("dict[str, click.Command]", app.extensions.get(EXTRA_COMMANDS, {}))
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._extra(ctx)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, cmd_name) or self._extra(ctx).get(cmd_name)
+
+
+@click.group("mcp", cls=MCPGroup)
 @click.option(
     "--server",
     envvar="FLASK_MCP_SERVER",

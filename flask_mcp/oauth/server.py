@@ -186,10 +186,11 @@ class OAuthServer:
         server.register_token_generator("default", AccessTokenGenerator(server))
         limits, schedule = _upkeep(app, settings, store, mcp_state)
         app.extensions[STATE_KEY] = OAuthState(settings, store, keys, scopes, users, server, limits, schedule)
-        from ..cli.commands import mcp_group
+        from ..cli.commands import EXTRA_COMMANDS
         from .commands import oauth_group
 
-        mcp_group.add_command(oauth_group)
+        # ``flask mcp oauth`` on this app only.
+        app.extensions.setdefault(EXTRA_COMMANDS, {})["oauth"] = oauth_group
         app.register_blueprint(self.blueprint, url_prefix=settings.url_prefix)
         from .views import add_well_known_routes
 

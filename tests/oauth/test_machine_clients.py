@@ -123,10 +123,16 @@ def test_removing_a_client_revokes_its_tokens(app: Flask) -> None:
     assert again.exit_code != 0 and "no client" in again.output
 
 
-def test_the_commands_say_when_the_app_has_no_authorization_server(database_uri: str) -> None:
+def test_the_commands_are_on_the_apps_with_an_authorization_server_only(app: Flask) -> None:
     from flask_mcp import MCP
 
-    app = Flask(__name__)
-    MCP(name="plain").init_app(app)
-    result = app.test_cli_runner().invoke(args=["mcp", "oauth", "prune"])
-    assert result.exit_code != 0 and "no OAuthServer" in result.output
+    def listed(flask_app: Flask) -> list[str]:
+        output = flask_app.test_cli_runner().invoke(args=["mcp", "--help"]).output
+        return [line.split()[0] for line in output.split("Commands:")[1].splitlines() if line.strip()]
+
+    assert "oauth" in listed(app)
+    plain = Flask("plain")
+    MCP(name="plain").init_app(plain)
+    assert "oauth" not in listed(plain) and "list" in listed(plain)
+    result = plain.test_cli_runner().invoke(args=["mcp", "oauth", "prune"])
+    assert result.exit_code != 0 and "No such command 'oauth'" in result.output
