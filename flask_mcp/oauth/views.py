@@ -60,10 +60,14 @@ def _guarded(endpoint: str, work: t.Callable[[OAuthState], Response]) -> Respons
         return _cors(_json(body, 429, {"Retry-After": retry_after(wait)}))
     try:
         response = work(state)
-    except (ValueError, RecursionError):
-        # Authlib refuses to echo some input in an error description (ValueError); a JSON body
-        # nested deeper than the parser goes raises RecursionError. Both are the client's mistake.
+    except ValueError:
+        # Authlib refuses to echo some input in an error description: still a bad request.
         response = _refused_input()
+    except RecursionError:
+        # A JSON body nested deeper than the parser goes.
+        response = _json(
+            {"error": "invalid_request", "error_description": "the request body is nested too deeply"}, 400
+        )
     state.limits.count(request, endpoint, response)
     if state.prune is not None and state.prune.due():
         # After the answer is sent: the client does not wait for the sweep.
