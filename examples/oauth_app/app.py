@@ -95,6 +95,7 @@ def create_app(config: dict[str, t.Any] | None = None, *, port: int = 5000) -> F
         MCP_AUTH_REQUIRED_SCOPES=["notes:read"],
         MCP_OAUTH_DATABASE_URI="sqlite:///" + str(Path(folder.name) / "oauth.sqlite3"),
         MCP_OAUTH_SCOPES={"notes:read": "See who you are", "notes:write": "Write notes in your name"},
+        MCP_OAUTH_SERVICE_NAME="Notes",
     )
     app.config.update(config or {})
     app.extensions["oauth_example_folder"] = folder  # removed with the app

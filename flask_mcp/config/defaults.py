@@ -134,6 +134,8 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_OAUTH_LOGIN_VIEW": None,
     # Seconds a consent page stays valid before its form is refused.
     "MCP_OAUTH_CONSENT_MAX_AGE": 600,
+    # The service the consent page says the user connects to; None: the MCP server's name.
+    "MCP_OAUTH_SERVICE_NAME": None,
     # Client ID Metadata Documents: a client_id that is an https URL is fetched and used as the client.
     "MCP_OAUTH_CLIENT_METADATA_DOCUMENTS": True,
     # Largest document read, in bytes.

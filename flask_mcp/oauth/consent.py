@@ -29,7 +29,7 @@ from .tokens import oauth_state
 if t.TYPE_CHECKING:
     from .server import OAuthState
 
-__all__ = ["authorize_view", "connections_view", "revoke_connection_view"]
+__all__ = ["authorize_view", "connections_view", "revoke_connection_view", "service_name"]
 
 #: The Flask session key of the CSRF nonce (a random value, no credential).
 NONCE_KEY = "_mcp_oauth_nonce"
@@ -147,6 +147,10 @@ def authorize_view() -> Response:
     return _page(
         "mcp_oauth/consent.html",
         200,
+        **switch_account_form(state, subject),
+        service_name=service_name(state),
+        unverified=not client.operator_made,
+        connections_url=url_for("mcp_oauth.connections"),
         client_name=client.client_name,
         client_uri=_https(client.client_metadata.get("client_uri")),
         logo_uri=_https(client.client_metadata.get("logo_uri")),
@@ -159,6 +163,32 @@ def authorize_view() -> Response:
         csrf_token=csrf_token(subject, _request_digest()),
         action=request.full_path if request.query_string else request.path,
     )
+
+
+def switch_account_purpose(query: str) -> str:
+    """What the "Not you?" form's CSRF token is bound to: signing out for this authorization request."""
+    return "switch-account:" + hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def switch_account_form(state: OAuthState, subject: str) -> dict[str, t.Any]:
+    """What the consent template needs for its "Not you?" form (``switch_account_action`` ``None``: no form).
+
+    The form posts the authorization request's query and a token bound to the user and that query to
+    :func:`~flask_mcp.oauth.switch_account.switch_account_view`, which signs the user out and comes back.
+    """
+    if not state.users.can_log_out:
+        return {"switch_account_action": None, "switch_account_query": "", "switch_account_token": ""}
+    query = request.query_string.decode("latin-1")
+    return {
+        "switch_account_action": url_for("mcp_oauth.switch_account"),
+        "switch_account_query": query,
+        "switch_account_token": csrf_token(subject, switch_account_purpose(query)),
+    }
+
+
+def service_name(state: OAuthState) -> str:
+    """The name of the service users connect clients to (``MCP_OAUTH_SERVICE_NAME``, else the MCP server's)."""
+    return state.settings.service_name or state.scopes.mcp.name or "this site"
 
 
 def _local_only(uris: list[str]) -> bool:
@@ -192,6 +222,7 @@ def connections_view() -> Response:
         "mcp_oauth/connections.html",
         200,
         connections=rows,
+        service_name=service_name(state),
         user_name=state.users.display_name(user),
         csrf_token=csrf_token(subject, "connections"),
         action=url_for("mcp_oauth.revoke_connection"),

@@ -114,6 +114,9 @@ class OAuthServer:
     :param subject: the user's stable id (the tokens' ``sub``); default: ``user.get_id()``.
     :param allowed_scopes: ``f(user)``: the scopes that user may grant (``None``: all).
     :param display_name: ``f(user)``: the name the consent page greets.
+    :param logout: signs the current user out, for the consent page's "Not you?"; default:
+        Flask-Login's ``logout_user`` (with a ``user_loader`` of your own and no ``logout``, the
+        page offers no way to switch accounts).
     :param scopes: ``{scope: description}``, added to ``MCP_OAUTH_SCOPES``.
     :param db: a Flask-SQLAlchemy ``SQLAlchemy``: its engine holds the tables; default: ``MCP_OAUTH_DATABASE_URI``.
     """
@@ -127,6 +130,7 @@ class OAuthServer:
         subject: t.Callable[[t.Any], str] | None = None,
         allowed_scopes: t.Callable[[t.Any], t.Iterable[str] | None] | None = None,
         display_name: t.Callable[[t.Any], str] | None = None,
+        logout: t.Callable[[], t.Any] | None = None,
         scopes: t.Mapping[str, str] | None = None,
         db: t.Any = None,
     ) -> None:
@@ -134,7 +138,7 @@ class OAuthServer:
             raise ConfigurationError("this MCP server already has an auth backend; OAuthServer provides its own")
         mcp.auth = OAuthTokenBackend()
         self.mcp = mcp
-        self.users = UserHooks(user_loader, subject, allowed_scopes, display_name)
+        self.users = UserHooks(user_loader, subject, allowed_scopes, display_name, logout)
         self.scope_descriptions = dict(scopes or {})
         self.db = db
         from .views import make_blueprint

@@ -61,6 +61,8 @@ class OAuthSettings:
     login_view: str | None
     #: Seconds a consent form stays valid.
     consent_max_age: int
+    #: The name of the service the consent page says the user connects to (``None``: the MCP server's name).
+    service_name: str | None = None
 
     @classmethod
     def from_app(cls, app: Flask, prefix: str) -> OAuthSettings:
@@ -112,6 +114,7 @@ class OAuthSettings:
             signing_keys=tuple(dict(key) for key in keys),
             login_view=config.get("MCP_OAUTH_LOGIN_VIEW"),
             consent_max_age=_seconds(config, "MCP_OAUTH_CONSENT_MAX_AGE"),
+            service_name=config.get("MCP_OAUTH_SERVICE_NAME") or None,
         )
 
 

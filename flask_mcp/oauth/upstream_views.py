@@ -82,6 +82,11 @@ class UpstreamUserHooks:
         """The name the provider gave."""
         return user.name
 
+    @staticmethod
+    def log_out() -> None:
+        """Forget the signed-in user here (the provider's own session is the provider's)."""
+        session.pop(USER_KEY, None)
+
 
 def _local_path(target: object) -> str | None:
     # Only a path on this site: the login redirect must never lead elsewhere.
@@ -269,5 +274,6 @@ def set_up_upstream(
         UpstreamUserHooks.subject,
         users.allowed_scopes_hook,
         UpstreamUserHooks.display_name,
+        UpstreamUserHooks.log_out,
     )
     return dataclasses.replace(settings, login_view="mcp_oauth_upstream.login"), hooks

@@ -20,6 +20,9 @@ class UserHooks:
         by default ``user.get_id()`` (Flask-Login's), else ``user.id``.
     :param allowed_scopes: the scopes *user* may grant at all (``None``: every scope).
     :param display_name: how the consent page names the user; by default ``str(user)``.
+    :param logout: signs the current user out (the consent page's "Not you?"); by default
+        Flask-Login's ``logout_user`` when the signed-in user comes from Flask-Login, else none
+        (and the page offers no way to switch accounts).
     """
 
     def __init__(
@@ -28,11 +31,13 @@ class UserHooks:
         subject: t.Callable[[t.Any], str] | None = None,
         allowed_scopes: t.Callable[[t.Any], t.Iterable[str] | None] | None = None,
         display_name: t.Callable[[t.Any], str] | None = None,
+        logout: t.Callable[[], t.Any] | None = None,
     ) -> None:
         self.user_loader = user_loader
         self._subject = subject
         self._allowed_scopes = allowed_scopes
         self._display_name = display_name
+        self._logout = logout
 
     @property
     def has_subject(self) -> bool:
@@ -56,6 +61,25 @@ class UserHooks:
 
         user = current_user._get_current_object()
         return user if getattr(user, "is_authenticated", False) else None
+
+    @property
+    def can_log_out(self) -> bool:
+        """Whether :meth:`log_out` can sign a user out (the app gave a hook, or Flask-Login is in use)."""
+        return self._logout is not None or self.user_loader is None
+
+    def log_out(self) -> None:
+        """Sign the current user out.
+
+        :raises RuntimeError: :attr:`can_log_out` is false.
+        """
+        if self._logout is not None:
+            self._logout()
+            return
+        if self.user_loader is not None:
+            raise RuntimeError("OAuthServer cannot sign users out: pass logout=... along with user_loader=...")
+        from flask_login import logout_user
+
+        logout_user()
 
     def subject(self, user: t.Any) -> str:
         """The user's stable id."""

@@ -12,6 +12,7 @@ from werkzeug.exceptions import HTTPException
 from .consent import authorize_view, connections_view, revoke_connection_view
 from .endpoints import server_metadata
 from .limits import retry_after
+from .switch_account import switch_account_view
 from .tokens import oauth_state
 
 if t.TYPE_CHECKING:
@@ -128,6 +129,7 @@ def make_blueprint() -> Blueprint:
     blueprint.add_url_rule("/jwks.json", "jwks", jwks_view, methods=["GET"])
     blueprint.add_url_rule("/connections", "connections", connections_view, methods=["GET"])
     blueprint.add_url_rule("/connections/revoke", "revoke_connection", revoke_connection_view, methods=["POST"])
+    blueprint.add_url_rule("/switch-account", "switch_account", switch_account_view, methods=["POST"])
     blueprint.register_error_handler(Exception, _json_error)
     return blueprint
 

@@ -117,7 +117,8 @@ def test_a_document_client_signs_alice_in_and_calls_whoami(app: Flask, documents
     page = flow.authorize()
     html = page.get_data(as_text=True)
     assert page.status_code == 200, html
-    assert "Document client wants to access your account" in html
+    assert 'id="consent-title">Document client <span class="badge" id="consent-unverified">Unverified</span>' in html
+    assert 'wants to access your <span id="consent-service">notes</span> account' in html
     assert 'src="https://client.example/logo.png"' in html
     assert f'id="consent-client-host">localhost:{documents.port}<' in html
     assert 'id="consent-redirect-host">127.0.0.1:8765<' in html
