@@ -30,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from tests.oauth.served_example import MemoryStorage
+from tests.oauth.served_example import MemoryStorage, sign_in
 
 EXAMPLE = Path(__file__).resolve().parent / "oauth_app" / "app.py"
 CALLBACK = "http://127.0.0.1:43117/callback"
@@ -94,13 +94,8 @@ class User:
     async def redirect_handler(self, url: str) -> None:
         answer = self.session.get(url, allow_redirects=False)
         if answer.status_code == 302 and "/login" in answer.headers["Location"]:
-            login = urlsplit(answer.headers["Location"])
             base = f"{urlsplit(url).scheme}://{urlsplit(url).netloc}"
-            answer = self.session.post(
-                base + login.path + "?" + login.query,
-                data={"username": self.name, "password": self.name},
-                allow_redirects=False,
-            )
+            answer = sign_in(self.session, base, answer.headers["Location"], self.name)
             assert answer.status_code == 302
             answer = self.session.get(base + answer.headers["Location"], allow_redirects=False)
         if answer.status_code == 200:  # the consent page

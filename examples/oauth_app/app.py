@@ -13,26 +13,31 @@ folder removed when the process ends; the secret key is random per process.
 from __future__ import annotations
 
 import argparse
+import math
 import secrets
 import tempfile
 import typing as t
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from flask import Flask, redirect, render_template_string, request, url_for
+from flask import Flask, Response, redirect, render_template_string, request, url_for
 from flask_login import LoginManager, UserMixin, current_user, login_user, logout_user
+from flask_wtf.csrf import generate_csrf, validate_csrf
+from werkzeug.security import check_password_hash, generate_password_hash
+from wtforms import ValidationError
 
 from flask_mcp import MCP, ScopeRequired, current_principal
 from flask_mcp.oauth import OAuthServer
+from flask_mcp.policies.ratelimit import CacheRateLimiter, counter_cache, parse_limit
 
 
 class User(UserMixin):  # type: ignore[misc]
-    """A demo user: a name, a password, and the scopes they may grant."""
+    """A demo user: a name, a password (kept as a hash, as a real app keeps it), and the scopes they may grant."""
 
     def __init__(self, name: str, password: str, scopes: set[str]) -> None:
         self.id = name
         self.name = name
-        self.password = password
+        self.password_hash = generate_password_hash(password)
         self.scopes = scopes
 
 
@@ -69,6 +74,7 @@ LOGIN_PAGE = """{% extends "mcp_oauth/base.html" %}
 <p class="muted">Demo users: alice and bob.</p>
 {% if error %}<p id="login-error" class="error">{{ error }}</p>{% endif %}
 <form method="post">
+  <input type="hidden" name="csrf_token" value="{{ csrf_token() }}">
   <label for="username">User</label><input name="username" id="username" autocomplete="username">
   <label for="password">Password</label><input name="password" id="password" type="password">
   <div class="actions"><button type="submit" id="login-submit" class="primary">Sign in</button></div>
@@ -84,6 +90,22 @@ def _local(target: str | None) -> str:
     return target if not parts.scheme and not parts.netloc else "/"
 
 
+#: Wrong passwords allowed before sign-in waits: per user name (someone guessing one account's
+#: password) and per client address (someone trying many accounts). Past either, every attempt,
+#: the right password included, is answered 429 until the window ends.
+WRONG_PASSWORDS_PER_USER = "5/15 minutes"
+WRONG_PASSWORDS_PER_ADDRESS = "20/15 minutes"
+#: Checked against when the user is unknown, so an unknown name costs the same time as a wrong password.
+_NOBODY = generate_password_hash(secrets.token_hex(16))
+
+
+def _no_framing(response: Response) -> Response:
+    """No page of this app may be framed (clickjacking of the sign-in and consent buttons)."""
+    response.headers.setdefault("X-Frame-Options", "DENY")
+    response.headers.setdefault("Content-Security-Policy", "frame-ancestors 'none'")
+    return response
+
+
 def create_app(config: dict[str, t.Any] | None = None, *, port: int = 5000) -> Flask:
     """Build the app; the canonical MCP URL is ``http://127.0.0.1:<port>/mcp``."""
     app = Flask(__name__)
@@ -97,26 +119,63 @@ def create_app(config: dict[str, t.Any] | None = None, *, port: int = 5000) -> F
         MCP_OAUTH_SCOPES={"notes:read": "See who you are", "notes:write": "Write notes in your name"},
         MCP_OAUTH_SERVICE_NAME="Notes",
     )
+    # The session cookie goes with top-level navigations only (the login redirect), never with a
+    # form posted from another site; and only over https when the app is served over https.
+    app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
     app.config.update(config or {})
+    if "SESSION_COOKIE_SECURE" not in (config or {}):
+        app.config["SESSION_COOKIE_SECURE"] = urlsplit(app.config["MCP_AUTH_RESOURCE"]).scheme == "https"
     app.extensions["oauth_example_folder"] = folder  # removed with the app
+    app.after_request(_no_framing)
+    # Flask-WTF's CSRF token on the login and logout forms only: the MCP and OAuth endpoints are
+    # called by programs with no cookies, and the consent form has its own signed token.
+    app.jinja_env.globals["csrf_token"] = generate_csrf
+    # Counted in this process; with several workers, count in the app's shared cache instead
+    # (CacheRateLimiter(cache) with a flask-caching Cache on Redis).
+    limiter = app.extensions["oauth_example_login_limiter"] = CacheRateLimiter(counter_cache())
+    per_user, per_address = parse_limit(WRONG_PASSWORDS_PER_USER), parse_limit(WRONG_PASSWORDS_PER_ADDRESS)
+    assert per_user is not None and per_address is not None
 
     login_manager = LoginManager(app)
     login_manager.login_view = "login"
     login_manager.user_loader(USERS.get)
 
+    def page(error: str | None = None, status: int = 200, headers: dict[str, str] | None = None) -> t.Any:
+        return render_template_string(LOGIN_PAGE, error=error), status, headers or {}
+
     @app.route("/login", methods=["GET", "POST"])
     def login() -> t.Any:
-        error = None
-        if request.method == "POST":
-            user = USERS.get(request.form.get("username", ""))
-            if user is not None and secrets.compare_digest(user.password, request.form.get("password", "")):
-                login_user(user)
-                return redirect(_local(request.args.get("next")))
-            error = "Unknown user or wrong password."
-        return render_template_string(LOGIN_PAGE, error=error)
+        if request.method == "GET":
+            return page()
+        try:
+            validate_csrf(request.form.get("csrf_token"))
+        except ValidationError:
+            # A form posted from another site would sign this browser in as someone else.
+            return page("The form expired or was not sent from this site: try again.", 400)
+        name = request.form.get("username", "")[:64]
+        keys = [(f"login-user:{name}", per_user), (f"login-address:{request.remote_addr}", per_address)]
+        # Checked before the password: while throttled, the right password waits too.
+        waits = [wait for key, rule in keys if (wait := limiter.spent(key, rule)) is not None]
+        if waits:
+            minutes = math.ceil(max(waits) / 60)
+            retry = {"Retry-After": str(math.ceil(max(waits)))}
+            return page(f"Too many wrong passwords: try again in {minutes} minute(s).", 429, retry)
+        user = USERS.get(name)
+        # The same work and the same answer for an unknown user and a wrong password.
+        matches = check_password_hash(user.password_hash if user else _NOBODY, request.form.get("password", ""))
+        if user is not None and matches:
+            login_user(user)
+            return redirect(_local(request.args.get("next")))
+        for key, rule in keys:
+            limiter.hit(key, rule)
+        return page("Unknown user or wrong password.", 401)
 
     @app.route("/logout", methods=["POST"])
     def logout() -> t.Any:
+        try:
+            validate_csrf(request.form.get("csrf_token"))
+        except ValidationError:
+            return page("The form expired or was not sent from this site.", 400)
         logout_user()
         return redirect(url_for("login"))
 

@@ -29,7 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 
-from tests.oauth.served_example import ServedExample
+from tests.oauth.served_example import ServedExample, sign_in
 
 #: The client under test, pinned.
 CLIENT_PACKAGE = "@modelcontextprotocol/client@2.4.0"
@@ -159,10 +159,7 @@ def sign_in_and_approve(base: str, authorization_url: str, name: str) -> tuple[s
     session = requests.Session()
     answer = session.get(authorization_url, allow_redirects=False, timeout=30)
     assert answer.status_code == 302 and urlsplit(answer.headers["Location"]).path == "/login"
-    login = urlsplit(answer.headers["Location"])
-    answer = session.post(
-        f"{base}{login.path}?{login.query}", data={"username": name, "password": name}, allow_redirects=False
-    )
+    answer = sign_in(session, base, answer.headers["Location"], name)
     assert answer.status_code == 302 and answer.headers["Location"].startswith("/oauth/authorize?")
     consent = session.get(base + answer.headers["Location"], allow_redirects=False, timeout=30)
     assert consent.status_code == 200
