@@ -303,4 +303,5 @@ def test_the_oauth_storage_measurement_ends_with_the_live_rows() -> None:
     assert report["statuses"] == {"201": 10, "200": 20, "401": 4, "400": 6}
     assert report["rows_after_flood"]["mcp_oauth_access_token"] == 20
     left = {table: rows for table, rows in report["rows_after_expiry_and_sweeps"].items() if rows}
-    assert left == {"mcp_oauth_client": 1, "mcp_oauth_signing_key": 1}  # the operator's client and the key
+    # The operator's client, the REST docs page's and the signing key.
+    assert left == {"mcp_oauth_client": 2, "mcp_oauth_signing_key": 1}

@@ -90,9 +90,10 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_AUTH_SCOPES_SUPPORTED": (),
     # Scopes named (scope="...") in the 401 challenge.
     "MCP_AUTH_REQUIRED_SCOPES": (),
-    # Refuse the REST adapter's OpenAPI document without a credential. False: it is public
-    # (the tools an anonymous caller may list), so the docs page loads and offers Authorize.
-    "MCP_AUTH_OPENAPI": False,
+    # Refuse the REST adapter's OpenAPI document without a credential. None: refused when the
+    # server requires authentication (the docs page then asks the user to sign in first);
+    # False: public (the tools an anonymous caller may list); True: always refused.
+    "MCP_AUTH_OPENAPI": None,
     # The OAuth authorization server (flask_mcp.oauth.OAuthServer, the oauth extra).
     # Its issuer identifier; None: the origin of MCP_AUTH_RESOURCE.
     "MCP_OAUTH_ISSUER": None,

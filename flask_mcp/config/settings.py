@@ -128,7 +128,8 @@ class Settings:
     auth_authorization_servers: tuple[str, ...] = ()
     auth_scopes_supported: tuple[str, ...] = ()
     auth_required_scopes: tuple[str, ...] = ()
-    auth_openapi: bool = False
+    #: ``MCP_AUTH_OPENAPI``; ``None``: the document needs a credential whenever the server requires one.
+    auth_openapi: bool | None = None
     sessions_per_principal: int | None = 100
     session_max_age: int | None = 86400
     track_session_reads: bool = True
@@ -231,7 +232,7 @@ class Settings:
             auth_authorization_servers=as_tuple(config["MCP_AUTH_AUTHORIZATION_SERVERS"]),
             auth_scopes_supported=as_tuple(config["MCP_AUTH_SCOPES_SUPPORTED"]),
             auth_required_scopes=as_tuple(config["MCP_AUTH_REQUIRED_SCOPES"]),
-            auth_openapi=bool(config["MCP_AUTH_OPENAPI"]),
+            auth_openapi=None if config["MCP_AUTH_OPENAPI"] is None else bool(config["MCP_AUTH_OPENAPI"]),
             sessions_per_principal=optional_positive(config, "MCP_SESSIONS_PER_PRINCIPAL"),
             session_max_age=optional_positive(config, "MCP_SESSION_MAX_AGE"),
             track_session_reads=bool(config["MCP_TRACK_SESSION_READS"]),

@@ -35,6 +35,7 @@ from .users import UserHooks
 if t.TYPE_CHECKING:
     from ..binding.state import MCPState
     from ..extension import MCP
+    from ..transport.rest import RestSite
 
 __all__ = ["MCPAuthorizationServer", "OAuthServer", "OAuthState"]
 
@@ -188,6 +189,8 @@ class OAuthServer:
         server.init_app(app, query_client=server.clients, save_token=server._save_token)
         # init_app loads Authlib's default generator from app.config: ours takes its place again.
         server.register_token_generator("default", AccessTokenGenerator(server))
+        if mcp_state is not None and mcp_state.rest_site is not None:
+            _sign_in_docs_page(mcp_state, settings, store, scopes)
         limits, schedule = _upkeep(app, settings, store, mcp_state)
         app.extensions[STATE_KEY] = OAuthState(settings, store, keys, scopes, users, server, limits, schedule)
         from ..cli.commands import EXTRA_COMMANDS
@@ -227,3 +230,14 @@ def _upkeep(
     backend = app.extensions["cache"][cache] if cache is not None else None
     schedule = PruneSchedule(store, settings.prune_interval, settings.prune_batch, settings.unused_client_ttl, backend)
     return limits, schedule
+
+
+def _sign_in_docs_page(mcp_state: MCPState, settings: OAuthSettings, store: OAuthStore, scopes: ScopeCatalog) -> None:
+    # The REST docs page signs in through this server as a public client it knows (docs_client).
+    from .docs_client import docs_client_id, docs_redirect_uri, ensure_docs_client, initialisation
+
+    site = t.cast("RestSite", mcp_state.rest_site)
+    client_id = docs_client_id(mcp_state.mcp.blueprint.name)
+    supported = scopes.supported()
+    ensure_docs_client(store, client_id, docs_redirect_uri(settings.resource, site.prefix), supported)
+    site.sign_in = initialisation(client_id, settings.resource, supported)

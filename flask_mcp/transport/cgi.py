@@ -215,10 +215,10 @@ def _reader(app: Flask, state: MCPState, environ: dict[str, t.Any]) -> Principal
         return None
     with app.request_context(environ):
         presented = state.auth.backend.has_credentials(request)
-    if not (state.settings.auth_openapi or presented or views_differ(state.server)):
+    if not (state.settings.auth_openapi is not False or presented or views_differ(state.server)):
         return None  # everyone is shown the same document
     reader = _authenticate(app, state, environ)
-    if isinstance(reader, CGIResponse) and not (state.settings.auth_openapi or presented):
+    if isinstance(reader, CGIResponse) and not (state.settings.auth_openapi is not False or presented):
         return None
     return reader
 

@@ -80,6 +80,9 @@ class RestSite:
         self.prefix = prefix
         self.mcp_path = mcp_path
         self.document = document
+        #: Swagger UI's ``initOAuth`` options for the docs page, set by an authorization server the
+        #: app runs itself that knows the page as a client (``None``: the user fills them in).
+        self.sign_in: dict[str, t.Any] | None = None
         # The routes' own paths, as registered: the fixed ones, and what the others start with.
         self._paths: frozenset[str] = frozenset()
         self._heads: tuple[str, ...] = ()
@@ -298,7 +301,7 @@ def resource_view() -> Response:
 def openapi_view() -> Response:
     """``GET <prefix>/openapi.json``: the OpenAPI 3.1 document as its reader may see it, built once per view.
 
-    Public unless ``MCP_AUTH_OPENAPI``: a request without a credential gets
+    Public when ``MCP_AUTH_OPENAPI`` is false or the server requires no credential: a request without one gets
     the anonymous caller's view, one with a valid credential its
     principal's, one with a refused credential a 401 (as on every route).
     """
@@ -319,13 +322,13 @@ def _reader(state: MCPState) -> Principal | Response | None:
     if state.auth is None:
         return None
     presented = state.auth.backend.has_credentials(request)
-    if not (state.settings.auth_openapi or presented or views_differ(state.server)):
+    if not (state.settings.auth_openapi is not False or presented or views_differ(state.server)):
         return None  # everyone is shown the same document
     try:
         return state.auth.authenticate(request)
     except Unauthorized as exc:
         # A refused credential is refused here too, rather than silently shown less.
-        if state.settings.auth_openapi or presented:
+        if state.settings.auth_openapi is not False or presented:
             return error(401, exc.message, {"WWW-Authenticate": exc.challenge})
         return None
 
@@ -341,7 +344,9 @@ def docs_view() -> Response:
 
     Never authenticated: the page holds no data (the document it loads follows
     ``MCP_AUTH_OPENAPI``), and a browser cannot send a token with a page load.
-    Its policy lets it reach the OAuth provider the document names.
+    For a document that needs a credential it carries the security schemes
+    alone, so that **Authorize** works first. Its policy lets it reach the
+    OAuth provider the document names.
     """
     rejected = _preflight("GET, HEAD")
     if rejected is not None:
@@ -349,16 +354,29 @@ def docs_view() -> Response:
     state = current_state()
     configured = state.settings.swagger_ui_url
     assets = configured or _docs_url(ASSETS_PATH)
+    site = t.cast(RestSite, state.rest_site)
+    title = f"{state.server.title or state.server.name} API"
+    shell = None
+    if state.auth is not None and state.settings.auth_openapi is not False:
+        # The document needs a credential: the page may start on the schemes alone (no tool named).
+        info = {"title": title, "version": state.server.version or "0"}
+        shell = {
+            "openapi": "3.1.0",
+            "info": info,
+            "paths": {},
+            "components": {"securitySchemes": site.document.security()},
+        }
     html = swagger_ui_page(
-        f"{state.server.title or state.server.name} API",
+        title,
         _docs_url("/openapi.json"),
         assets,
         _docs_url(INITIALISER_PATH),
         version="" if configured else assets_version(),
         # Served by the app whatever MCP_SWAGGER_UI_URL says: it must share the page's origin.
         redirect_url=_docs_url(ASSETS_PATH + "/oauth2-redirect.html"),
+        shell=shell,
+        oauth=site.sign_in,
     )
-    site = t.cast(RestSite, state.rest_site)
     headers = {
         "Content-Security-Policy": content_security_policy(assets, connect_origins(site.document.security())),
         "X-Content-Type-Options": "nosniff",

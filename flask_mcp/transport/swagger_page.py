@@ -13,8 +13,11 @@ Content-Security-Policy (:func:`content_security_policy`). It loads
   which starts Swagger UI on the document named in the page's
   ``data-openapi-url`` attribute (with PKCE for the OAuth code flow, and the
   package's ``oauth2-redirect.html``, named in ``data-oauth2-redirect-url``,
-  to come back to), and shows the page's note about ``MCP_AUTH_OPENAPI``
-  when the document answers 401.
+  to come back to). When the document answers 401 (a protected server's, by
+  default), it starts on ``data-openapi-shell`` (the security schemes alone),
+  says to sign in, and loads the document again with the credential
+  **Authorize** got. ``data-oauth`` holds the ``initOAuth`` options with which
+  Authorize signs in through the app's own authorization server.
 
 The bundled Swagger UI is version 5, the first to read OpenAPI 3.1
 documents; so the page works offline, behind a firewall and under a policy
@@ -26,6 +29,7 @@ from __future__ import annotations
 import functools
 import html
 import importlib.util
+import json
 import typing as t
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -55,25 +59,100 @@ INITIALISER = """\
 (function () {
   "use strict";
   var root = document.getElementById("swagger-ui");
+  var note = document.getElementById("openapi-unauthorized");
   var documentUrl = new URL(root.getAttribute("data-openapi-url"), window.location.href).href;
-  window.ui = SwaggerUIBundle({
-    url: documentUrl,
-    domNode: root,
-    deepLinking: true,
-    // Where an OAuth authorization server sends the browser back with the code.
-    oauth2RedirectUrl: new URL(root.getAttribute("data-oauth2-redirect-url"), window.location.href).href,
-    // No validity badge: it is an image from a validator on the internet.
-    validatorUrl: null,
-    responseInterceptor: function (response) {
-      if (response.url === documentUrl && response.status === 401) {
-        // MCP_AUTH_OPENAPI protects the document: say why the page is empty.
-        document.getElementById("openapi-unauthorized").hidden = false;
+  // The schemes alone, for a document that needs a credential: Authorize works before it loads.
+  var shell = JSON.parse(root.getAttribute("data-openapi-shell") || "null");
+  // How Authorize signs in through the app's own authorization server (client id, resource).
+  var signIn = JSON.parse(root.getAttribute("data-oauth") || "{}");
+  var waiting = false;  // the document answered 401: load it again once signed in
+
+  // The credential Authorize holds, as a header: OAuth tokens, bearer tokens, basic, API keys.
+  function credential() {
+    var found = null;
+    var authorized = window.ui ? window.ui.authSelectors.authorized() : null;
+    if (!authorized) { return null; }
+    authorized.forEach(function (value) {
+      if (found) { return; }
+      var schema = value.get("schema");
+      var token = value.getIn(["token", "access_token"]);
+      var given = value.get("value");
+      if (token) {
+        found = ["Authorization", "Bearer " + token];
+      } else if (schema && given && schema.get("type") === "http" && schema.get("scheme") === "bearer") {
+        found = ["Authorization", "Bearer " + given];
+      } else if (schema && given && schema.get("type") === "http" && schema.get("scheme") === "basic") {
+        found = ["Authorization", "Basic " + btoa(given.get("username") + ":" + given.get("password"))];
+      } else if (schema && given && schema.get("type") === "apiKey" && schema.get("in") === "header") {
+        found = [schema.get("name"), given];
       }
-      return response;
+    });
+    return found;
+  }
+
+  function reloadWhenSignedIn(system) {
+    if (waiting && credential()) {
+      system.specActions.updateUrl(documentUrl);
+      system.specActions.download(documentUrl);
     }
-  });
-  // OAuth 2.1 (and flask_mcp's own authorization server) requires PKCE for the code flow.
-  window.ui.initOAuth({ usePkceWithAuthorizationCodeGrant: true });
+  }
+
+  // After Authorize stores a credential, a document that needed one is fetched again with it.
+  var SignInPlugin = function () {
+    var after = function (original, system) {
+      return function (payload) {
+        var result = original(payload);
+        reloadWhenSignedIn(system);
+        return result;
+      };
+    };
+    return { statePlugins: { auth: { wrapActions: { authorize: after, authorizeOauth2: after } } } };
+  };
+
+  function start(source) {
+    var options = {
+      domNode: root,
+      deepLinking: true,
+      plugins: [SignInPlugin],
+      // Where an OAuth authorization server sends the browser back with the code.
+      oauth2RedirectUrl: new URL(root.getAttribute("data-oauth2-redirect-url"), window.location.href).href,
+      // No validity badge: it is an image from a validator on the internet.
+      validatorUrl: null,
+      requestInterceptor: function (request) {
+        var header = request.url === documentUrl ? credential() : null;
+        if (header) { request.headers[header[0]] = header[1]; }
+        return request;
+      },
+      responseInterceptor: function (response) {
+        if (response.url === documentUrl) {
+          note.hidden = response.status !== 401;
+          if (response.ok) { waiting = false; }
+        }
+        return response;
+      }
+    };
+    Object.keys(source).forEach(function (key) { options[key] = source[key]; });
+    window.ui = SwaggerUIBundle(options);
+    // OAuth 2.1 (and flask_mcp's own authorization server) requires PKCE for the code flow.
+    var oauth = { usePkceWithAuthorizationCodeGrant: true };
+    Object.keys(signIn).forEach(function (key) { oauth[key] = signIn[key]; });
+    window.ui.initOAuth(oauth);
+  }
+
+  if (!shell) {
+    start({ url: documentUrl });
+    return;
+  }
+  // A cookie the browser holds may be enough; otherwise the page starts with Authorize only.
+  fetch(documentUrl, { credentials: "same-origin" }).then(function (response) {
+    if (response.status === 401) {
+      waiting = true;
+      note.hidden = false;
+      start({ spec: shell });
+    } else {
+      start({ url: documentUrl });
+    }
+  }, function () { start({ url: documentUrl }); });
 })();
 """
 
@@ -145,12 +224,11 @@ _PAGE = """<!DOCTYPE html>
 </head>
 <body>
 <p id="openapi-unauthorized" class="swagger-ui" hidden>
-This server's OpenAPI document requires authentication (<code>MCP_AUTH_OPENAPI</code>), and a page
-cannot send a token when it loads it. Its operator can make the document public with
-<code>MCP_AUTH_OPENAPI = False</code> (every tool still requires a token), or write it to a file
-with <code>flask mcp openapi</code>.
+This server shows its tools to signed-in callers only: sign in with <strong>Authorize</strong> and the
+page loads them. (Its operator can publish the document with <code>MCP_AUTH_OPENAPI = False</code>;
+every tool still requires a credential.)
 </p>
-<div id="swagger-ui" data-openapi-url="{openapi_url}" data-oauth2-redirect-url="{redirect_url}"></div>
+<div id="swagger-ui" data-openapi-url="{openapi_url}" data-oauth2-redirect-url="{redirect_url}"{extra}></div>
 <script src="{bundle}"></script>
 <script src="{initialiser}"></script>
 </body>
@@ -159,7 +237,15 @@ with <code>flask mcp openapi</code>.
 
 
 def swagger_ui_page(
-    title: str, spec_url: str, assets_url: str, initialiser_url: str, *, version: str = "", redirect_url: str = ""
+    title: str,
+    spec_url: str,
+    assets_url: str,
+    initialiser_url: str,
+    *,
+    version: str = "",
+    redirect_url: str = "",
+    shell: t.Mapping[str, t.Any] | None = None,
+    oauth: t.Mapping[str, t.Any] | None = None,
 ) -> str:
     """The HTML of the Swagger UI page for the document at *spec_url*: static, with no inline script.
 
@@ -174,6 +260,13 @@ def swagger_ui_page(
     :param redirect_url: where the OAuth authorization server sends the
         browser back to Swagger UI (its ``oauth2-redirect.html``); ``""``:
         next to *assets_url*.
+    :param shell: for a document that needs a credential, a document with its
+        security schemes and no operation: the page starts on it when the
+        document answers 401, so that **Authorize** works, then loads the
+        document with the credential.
+    :param oauth: Swagger UI's ``initOAuth`` options (``clientId``,
+        ``additionalQueryStringParams``...), when the app's own authorization
+        server knows the page as a client.
     """
     query = f"?v={version}" if version else ""
 
@@ -189,4 +282,9 @@ def swagger_ui_page(
         initialiser=attribute(initialiser_url),
         openapi_url=attribute(spec_url),
         redirect_url=attribute(redirect_url or f"{assets_url}/oauth2-redirect.html"),
+        extra="".join(
+            f' data-{name}="{attribute(json.dumps(value))}"'
+            for name, value in (("openapi-shell", shell), ("oauth", oauth))
+            if value is not None
+        ),
     )

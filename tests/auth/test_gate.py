@@ -277,8 +277,8 @@ def test_rest_requires_the_token(app: Flask) -> None:
     assert client.post("/mcp/rest/tools/whoami", headers=headers("bad")).status_code == 401
     ok = client.post("/mcp/rest/tools/whoami", json={}, headers=headers("bob-token"))
     assert ok.status_code == 200 and ok.get_json() == {"result": "bob"}
-    # The document is public by default (the docs page offers Authorize), a bad token refused.
-    assert client.get("/mcp/rest/openapi.json").status_code == 200
+    # The document needs the token too by default (the docs page asks to sign in), a bad one refused.
+    assert client.get("/mcp/rest/openapi.json").status_code == 401
     assert client.get("/mcp/rest/openapi.json", headers=headers("bad")).status_code == 401
     assert client.get("/mcp/rest/openapi.json", headers=headers("bob-token")).status_code == 200
 

@@ -43,7 +43,7 @@ def test_a_stranger_cannot_register_for_client_credentials(app: Flask) -> None:
         assert answer.status_code == 400, method
         body = answer.get_json()
         assert body["error"] == "invalid_client_metadata" and "operator" in body["error_description"]
-    assert app.extensions["flask_mcp.oauth"].store.row_counts()["mcp_oauth_client"] == 0
+    assert app.extensions["flask_mcp.oauth"].store.row_counts()["mcp_oauth_client"] == 1  # the docs page's own
 
 
 def test_a_registered_client_gets_no_client_credentials_token(app: Flask) -> None:
@@ -76,7 +76,7 @@ def test_add_client_refuses_unknown_scopes_and_bad_redirects(app: Flask) -> None
     assert code.exit_code != 0 and "--redirect-uri" in code.output
     bad = ["--grant", "authorization_code", "--redirect-uri", "http://evil.example/cb"]
     assert runner.invoke(args=["mcp", "oauth", "add-client", "web", "--scope", "notes:read", *bad]).exit_code != 0
-    assert app.extensions["flask_mcp.oauth"].store.row_counts()["mcp_oauth_client"] == 0
+    assert app.extensions["flask_mcp.oauth"].store.row_counts()["mcp_oauth_client"] == 1  # the docs page's own
 
 
 def test_an_operator_client_gets_at_most_its_scopes(app: Flask) -> None:

@@ -281,8 +281,10 @@ def test_a_bad_token_is_401_before_anything_is_told(path: str, method: str) -> N
 
 
 def test_the_openapi_document_follows_mcp_auth_openapi() -> None:
-    assert run_cgi("GET", "/openapi.json", extra=AUTH).status == 200
+    assert run_cgi("GET", "/openapi.json", extra=AUTH).status == 401  # a protected app's, by default
     assert run_cgi("GET", "/openapi.json", extra={**AUTH, "FLASK_MCP_AUTH_OPENAPI": "true"}).status == 401
+    assert run_cgi("GET", "/openapi.json", extra={**AUTH, "FLASK_MCP_AUTH_OPENAPI": "false"}).status == 200
+    assert run_cgi("GET", "/openapi.json").status == 200  # a public app's
 
 
 def test_the_document_of_a_protected_app_declares_its_scheme() -> None:

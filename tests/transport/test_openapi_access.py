@@ -52,11 +52,20 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def test_a_protected_app_serves_its_page_and_document_without_a_token(
-    mcp: MCP, make_app: t.Callable[..., Flask]
-) -> None:
+def test_a_protected_apps_document_needs_a_credential_by_default(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
+    """Tool names, descriptions and schemas are what tools/list gives only after authentication."""
     register(mcp)
     client = make_app(mcp, MCP_STATELESS=True, MCP_AUTH_TOKENS=TOKENS).test_client()
+    assert client.get("/mcp/rest/docs").status_code == 200  # the page holds no data
+    refused = client.get(DOCUMENT)
+    assert refused.status_code == 401 and refused.headers["WWW-Authenticate"].startswith("Bearer ")
+    assert "ping" not in refused.get_data(as_text=True)
+    assert tools_in(client.get(DOCUMENT, headers=bearer("reader")).get_json()) == {"ping", "whoami", "orders", "purge"}
+
+
+def test_a_protected_app_may_publish_its_document(mcp: MCP, make_app: t.Callable[..., Flask]) -> None:
+    register(mcp)
+    client = make_app(mcp, MCP_STATELESS=True, MCP_AUTH_TOKENS=TOKENS, MCP_AUTH_OPENAPI=False).test_client()
     assert client.get("/mcp/rest/docs").status_code == 200
     response = client.get(DOCUMENT)
     assert response.status_code == 200
@@ -104,7 +113,9 @@ def filtered(mcp: MCP, make_app: t.Callable[..., Flask]) -> Flask:
     def latest() -> str:
         return "order 2"
 
-    return make_app(mcp, MCP_STATELESS=True, MCP_AUTH_TOKENS=TOKENS, MCP_FILTER_LISTINGS_BY_PERMISSIONS=True)
+    return make_app(
+        mcp, MCP_STATELESS=True, MCP_AUTH_TOKENS=TOKENS, MCP_FILTER_LISTINGS_BY_PERMISSIONS=True, MCP_AUTH_OPENAPI=False
+    )
 
 
 def test_the_anonymous_document_shows_only_what_an_anonymous_caller_may_list(filtered: Flask) -> None:
@@ -166,7 +177,7 @@ def test_the_cgi_document_follows_the_same_rule(filtered: Flask) -> None:
 
 
 def test_the_apps_own_authorization_server_gives_the_oauth_flows(tmp_path: Path) -> None:
-    app = build_app(tmp_path)
+    app = build_app(tmp_path, MCP_AUTH_OPENAPI=False)  # the schemes are read here without signing in
     client = app.test_client()
     document = client.get(DOCUMENT).get_json()
     validate(document)
@@ -196,6 +207,7 @@ def test_external_authorization_servers_are_discovered(mcp: MCP, make_app: t.Cal
         MCP_STATELESS=True,
         MCP_AUTH_RESOURCE="https://api.example/mcp",
         MCP_AUTH_AUTHORIZATION_SERVERS=["https://id.example/tenant/", "https://login.example"],
+        MCP_AUTH_OPENAPI=False,
     )
     client = app.test_client()
     document = client.get(DOCUMENT).get_json()

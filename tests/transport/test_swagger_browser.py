@@ -89,8 +89,8 @@ def execute(driver: WebDriver, status: str) -> WebElement:
 
 
 def test_authorize_and_try_a_tool(browser: WebDriver, live_server: t.Callable[[Flask], LiveServer]) -> None:
-    """A protected app by default: the page renders its operations and offers Authorize to a browser with no token."""
-    with live_server(calculator()) as server:
+    """A protected app that publishes its document: the page renders its operations and offers Authorize."""
+    with live_server(calculator(MCP_AUTH_OPENAPI=False)) as server:
         open_docs(browser, server.url)
         operation = wait(browser).until(ec.visibility_of_element_located((By.ID, ADD)))
         assert not browser.find_element(By.ID, "openapi-unauthorized").is_displayed()
@@ -122,12 +122,33 @@ def test_authorize_and_try_a_tool(browser: WebDriver, live_server: t.Callable[[F
     assert csp_violations(browser) == []
 
 
-def test_protected_document_page_still_loads(browser: WebDriver, live_server: t.Callable[[Flask], LiveServer]) -> None:
-    with live_server(calculator(MCP_AUTH_OPENAPI=True)) as server:  # the document needs a token
+def paste_token(browser: WebDriver) -> None:
+    wait(browser).until(ec.element_to_be_clickable((By.CSS_SELECTOR, ".auth-wrapper .authorize"))).click()
+    token_field = wait(browser).until(ec.visibility_of_element_located((By.CSS_SELECTOR, ".auth-container input")))
+    token_field.send_keys(TOKEN)
+    browser.find_element(By.CSS_SELECTOR, ".auth-btn-wrapper .authorize").click()
+    wait(browser).until(ec.element_to_be_clickable((By.CSS_SELECTOR, ".auth-btn-wrapper .btn-done"))).click()
+
+
+@pytest.mark.parametrize("setting", [{}, {"MCP_AUTH_OPENAPI": True}])
+def test_a_protected_document_loads_once_signed_in(
+    browser: WebDriver, live_server: t.Callable[[Flask], LiveServer], setting: dict[str, t.Any]
+) -> None:
+    """A protected app's document needs a token (by default): the page asks to sign in, then loads it."""
+    with live_server(calculator(**setting)) as server:
         open_docs(browser, server.url)
         note = wait(browser).until(ec.visibility_of_element_located((By.ID, "openapi-unauthorized")))
-        assert "MCP_AUTH_OPENAPI = False" in note.text
-        error = wait(browser).until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#swagger-ui .errors-wrapper")))
-        assert f"UNAUTHORIZED {server.url}/mcp/rest/openapi.json" in error.text
+        assert "signed-in callers only" in note.text and "MCP_AUTH_OPENAPI = False" in note.text
         assert browser.find_elements(By.ID, ADD) == []
+        assert browser.find_elements(By.CSS_SELECTOR, "#swagger-ui .errors-wrapper") == []
+        paste_token(browser)
+        operation = wait(browser).until(ec.visibility_of_element_located((By.ID, ADD)))
+        assert "Add two integers." in operation.text
+        assert not browser.find_element(By.ID, "openapi-unauthorized").is_displayed()
+        operation.find_element(By.CSS_SELECTOR, ".opblock-summary-control").click()
+        wait(browser).until(ec.element_to_be_clickable((By.CSS_SELECTOR, f"#{ADD} .try-out__btn"))).click()
+        body = wait(browser).until(ec.visibility_of_element_located((By.CSS_SELECTOR, f"#{ADD} textarea")))
+        body.send_keys(Keys.CONTROL, "a")
+        body.send_keys('{"a": 2, "b": 3}')
+        assert json.loads(execute(browser, "200").text) == {"result": 5}
     assert csp_violations(browser) == []
