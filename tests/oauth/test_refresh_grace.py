@@ -7,6 +7,8 @@ import typing as t
 from pathlib import Path
 
 from flask import Flask
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.oauth.conftest import BOTH_DATABASES, Flow, build_app, call_tool
 
@@ -110,3 +112,18 @@ def test_a_revoked_family_gets_nothing_within_the_window(app: Flask) -> None:
     revoke = {"token": rotated["refresh_token"], "client_id": flow.client_id}
     assert flow.client.post("/oauth/revoke", data=revoke).status_code == 200
     assert flow.refresh(first["refresh_token"]).status_code == 400
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(grace=st.integers(0, 30), delay=st.floats(0, 40, allow_nan=False))
+def test_the_window_is_exactly_the_grace(tmp_path: Path, database_uri: str, grace: int, delay: float) -> None:
+    """Presented again after *delay* seconds: a new pair while within the grace, else the family is revoked."""
+    app = build_app(tmp_path / f"{grace}-{delay}", MCP_OAUTH_DATABASE_URI=database_uri, MCP_OAUTH_REFRESH_GRACE=grace)
+    flow = Flow(app)
+    first = flow.tokens("alice")
+    advance = hold_clock(app)
+    rotated = flow.refresh(first["refresh_token"]).get_json()
+    advance(delay)
+    again = flow.refresh(first["refresh_token"])
+    assert again.status_code == (200 if delay < grace else 400)
+    assert works(app, rotated) == (delay < grace)
