@@ -4,7 +4,9 @@ Both binaries are given to Selenium, so selenium-manager has nothing to look
 up or download; each browser gets a fresh profile and no network of its own
 (background networking, updates and sync are off). Tests that use it are
 marked with :data:`needs_chromium`, which skips them, saying why, only when
-the binaries cannot be had.
+the binaries cannot be had. :func:`policy_violations` reads what the console
+said about a page's Content-Security-Policy (a browser started with the
+``goog:loggingPrefs`` capability keeps it).
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ _ARGUMENTS = (
     "--disable-component-update",
     "--disable-sync",
 )
+
+
+def policy_violations(driver: WebDriver) -> list[str]:
+    """What the console said about the page's Content-Security-Policy since the last call."""
+    entries: list[dict[str, t.Any]] = driver.get_log("browser")  # type: ignore[no-untyped-call]
+    return [entry["message"] for entry in entries if "Content Security Policy" in entry["message"]]
 
 
 @contextlib.contextmanager

@@ -91,8 +91,9 @@ DEFAULTS: dict[str, t.Any] = {
     # Scopes named (scope="...") in the 401 challenge.
     "MCP_AUTH_REQUIRED_SCOPES": (),
     # Refuse the REST adapter's OpenAPI document without a credential. None: refused when the
-    # server requires authentication (the docs page then asks the user to sign in first);
-    # False: public (the tools an anonymous caller may list); True: always refused.
+    # server has an auth backend (the docs page then asks the user to sign in first);
+    # False: public (the tools an anonymous caller may list); True: refused, said explicitly.
+    # A server without a backend has no credential to check: its document is public.
     "MCP_AUTH_OPENAPI": None,
     # The OAuth authorization server (flask_mcp.oauth.OAuthServer, the oauth extra).
     # Its issuer identifier; None: the origin of MCP_AUTH_RESOURCE.

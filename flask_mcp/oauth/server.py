@@ -239,5 +239,5 @@ def _sign_in_docs_page(mcp_state: MCPState, settings: OAuthSettings, store: OAut
     site = t.cast("RestSite", mcp_state.rest_site)
     client_id = docs_client_id(mcp_state.mcp.blueprint.name)
     supported = scopes.supported()
-    ensure_docs_client(store, client_id, docs_redirect_uri(settings.resource, site.prefix), supported)
+    ensure_docs_client(store, client_id, docs_redirect_uri(settings.resource, site.mcp_path, site.prefix), supported)
     site.sign_in = initialisation(client_id, settings.resource, supported)

@@ -46,7 +46,7 @@ from ..stores.failures import RETRY_AFTER, unavailable
 from .body import BodyRejected, read_body
 from .guard import is_json_request
 from .openapi import build_document, security_schemes
-from .openapi_access import views_differ, visible_view
+from .openapi_access import needs_credential, views_differ, visible_view
 from .refusals import report
 from .stdout import stdout_to_stderr
 
@@ -210,15 +210,16 @@ def _authenticate(app: Flask, state: MCPState, environ: dict[str, t.Any]) -> Pri
 
 
 def _reader(app: Flask, state: MCPState, environ: dict[str, t.Any]) -> Principal | CGIResponse | None:
-    """Who reads the document: as over HTTP, anonymous unless ``MCP_AUTH_OPENAPI``, a refused credential a 401."""
+    """Who reads the document: as over HTTP, a 401 without a credential when ``MCP_AUTH_OPENAPI`` asks for one."""
     if state.auth is None:
         return None
     with app.request_context(environ):
         presented = state.auth.backend.has_credentials(request)
-    if not (state.settings.auth_openapi is not False or presented or views_differ(state.server)):
+    required = needs_credential(state.settings.auth_openapi, protected=True)
+    if not (required or presented or views_differ(state.server)):
         return None  # everyone is shown the same document
     reader = _authenticate(app, state, environ)
-    if isinstance(reader, CGIResponse) and not (state.settings.auth_openapi is not False or presented):
+    if isinstance(reader, CGIResponse) and not (required or presented):
         return None
     return reader
 

@@ -1,7 +1,10 @@
 """Who is shown what in the REST adapter's OpenAPI document: the OAuth schemes, and each caller's tools.
 
-The document is public by default (``MCP_AUTH_OPENAPI`` false), so that the
-docs page loads and offers **Authorize** before any token exists. What a
+A server that requires authentication asks for a credential here too by
+default (``MCP_AUTH_OPENAPI`` ``None``, :func:`needs_credential`): the
+document names and describes every tool, which ``tools/list`` tells only
+authenticated callers; the docs page signs in first. With
+``MCP_AUTH_OPENAPI = False`` it is public. What a
 caller could not list, it is not shown either: with
 ``MCP_FILTER_LISTINGS_BY_PERMISSIONS`` the document holds the tools the
 caller's ``tools/list`` would (an anonymous request: those whose
@@ -23,7 +26,15 @@ if t.TYPE_CHECKING:
     from ..core.server import Server
     from ..policies.principal import Principal
 
-__all__ = ["DISCOVERY_PATH", "View", "connect_origins", "oauth_schemes", "views_differ", "visible_view"]
+__all__ = [
+    "DISCOVERY_PATH",
+    "View",
+    "connect_origins",
+    "needs_credential",
+    "oauth_schemes",
+    "views_differ",
+    "visible_view",
+]
 
 #: Appended to an issuer for its OpenID Connect discovery document.
 DISCOVERY_PATH = "/.well-known/openid-configuration"
@@ -83,6 +94,18 @@ def connect_origins(schemes: t.Mapping[str, t.Mapping[str, t.Any]]) -> list[str]
         if parts.scheme in ("http", "https") and parts.netloc:
             origins.append(f"{parts.scheme}://{parts.netloc}")
     return list(dict.fromkeys(origins))
+
+
+def needs_credential(auth_openapi: bool | None, protected: bool) -> bool:
+    """Whether the document is refused to a request without a credential.
+
+    :param auth_openapi: ``MCP_AUTH_OPENAPI``: ``None`` follows the server,
+        ``False`` publishes the document, ``True`` asks for a credential.
+    :param protected: whether the server has an authentication backend
+        (every caller of a server with one needs a credential; a server
+        without one has no credential to check, so its document is public).
+    """
+    return protected and auth_openapi is not False
 
 
 def views_differ(server: Server) -> bool:

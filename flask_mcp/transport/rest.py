@@ -33,7 +33,7 @@ from .answer import JSONAnswer
 from .body import BodyRejected, read_request_body
 from .guard import is_json_request
 from .openapi import OpenAPIDocument, SecuritySchemes, security_schemes
-from .openapi_access import connect_origins, oauth_schemes, views_differ, visible_view
+from .openapi_access import connect_origins, needs_credential, oauth_schemes, views_differ, visible_view
 from .refusals import Addressed, traced_view
 from .rules import add_rule
 from .swagger_page import (
@@ -301,9 +301,10 @@ def resource_view() -> Response:
 def openapi_view() -> Response:
     """``GET <prefix>/openapi.json``: the OpenAPI 3.1 document as its reader may see it, built once per view.
 
-    Public when ``MCP_AUTH_OPENAPI`` is false or the server requires no credential: a request without one gets
-    the anonymous caller's view, one with a valid credential its
-    principal's, one with a refused credential a 401 (as on every route).
+    A request without a credential gets a 401 when the document needs one
+    (``MCP_AUTH_OPENAPI``, :func:`~flask_mcp.transport.openapi_access.needs_credential`),
+    else the anonymous caller's view; one with a valid credential its
+    principal's view, one with a refused credential a 401 (as on every route).
     """
     rejected = _preflight("GET, HEAD")
     if rejected is not None:
@@ -322,13 +323,14 @@ def _reader(state: MCPState) -> Principal | Response | None:
     if state.auth is None:
         return None
     presented = state.auth.backend.has_credentials(request)
-    if not (state.settings.auth_openapi is not False or presented or views_differ(state.server)):
+    required = needs_credential(state.settings.auth_openapi, protected=True)
+    if not (required or presented or views_differ(state.server)):
         return None  # everyone is shown the same document
     try:
         return state.auth.authenticate(request)
     except Unauthorized as exc:
         # A refused credential is refused here too, rather than silently shown less.
-        if state.settings.auth_openapi is not False or presented:
+        if required or presented:
             return error(401, exc.message, {"WWW-Authenticate": exc.challenge})
         return None
 
@@ -357,7 +359,7 @@ def docs_view() -> Response:
     site = t.cast(RestSite, state.rest_site)
     title = f"{state.server.title or state.server.name} API"
     shell = None
-    if state.auth is not None and state.settings.auth_openapi is not False:
+    if needs_credential(state.settings.auth_openapi, protected=state.auth is not None):
         # The document needs a credential: the page may start on the schemes alone (no tool named).
         info = {"title": title, "version": state.server.version or "0"}
         shell = {

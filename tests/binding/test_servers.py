@@ -84,15 +84,17 @@ def test_the_first_server_is_the_default_and_each_is_found_by_name() -> None:
 
 
 def test_each_server_keeps_its_own_store_keys_and_rest_routes() -> None:
-    app, _, _ = two_servers(ADMIN_MCP_AUTH_OPENAPI=True)
+    # The protected admin server publishes its document; MCP_AUTH_OPENAPI is the other server's key.
+    app, _, _ = two_servers(ADMIN_MCP_AUTH_OPENAPI=False, MCP_AUTH_OPENAPI=True)
     assert state_of(app).settings.cache_config["CACHE_KEY_PREFIX"] == "flask_mcp:"
     assert state_of(app, "admin_mcp").settings.cache_config["CACHE_KEY_PREFIX"] == "flask_mcp:admin_mcp:"
     http = app.test_client()
     public_document = http.get("/mcp/rest/openapi.json").get_json()
     assert {"/mcp/rest/tools/hello", "/mcp/rest/tools/who_serves"} <= set(public_document["paths"])
     assert not any("purge" in path for path in public_document["paths"])
-    assert http.get("/admin_mcp/rest/openapi.json").status_code == 401  # ADMIN_MCP_AUTH_OPENAPI holds
-    assert http.get("/mcp/rest/openapi.json").status_code == 200  # MCP_AUTH_OPENAPI is the public server's
+    admin_document = http.get("/admin_mcp/rest/openapi.json")  # ADMIN_MCP_AUTH_OPENAPI holds
+    assert admin_document.status_code == 200 and "/admin_mcp/rest/tools/purge" in admin_document.get_json()["paths"]
+    assert http.get("/mcp/rest/openapi.json").status_code == 200  # a server without a backend: nothing to ask for
     answer = http.post("/admin_mcp/rest/tools/purge", json={}, headers={"Authorization": "Bearer root-token"})
     assert answer.status_code == 200 and answer.get_json() == {"result": "purged by root on admin"}
     assert http.post("/mcp/rest/tools/purge", json={}).status_code == 404

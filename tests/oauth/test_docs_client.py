@@ -7,7 +7,9 @@ import json
 import re
 import typing as t
 from pathlib import Path
+from urllib.parse import urljoin
 
+import pytest
 from flask import Flask
 
 from flask_mcp.oauth.docs_client import docs_client_id, docs_redirect_uri, ensure_docs_client
@@ -17,10 +19,16 @@ DOCS = "flask-mcp-docs"
 REDIRECT = "http://localhost/mcp/rest/docs/swagger-ui/oauth2-redirect.html"
 
 
-def data_of(app: Flask, name: str) -> t.Any:
-    page = app.test_client().get("/mcp/rest/docs").get_data(as_text=True)
+def attribute_of(app: Flask, name: str, base_url: str = "http://localhost/") -> str | None:
+    """The docs page's ``data-<name>`` attribute, the page asked for under *base_url*."""
+    page = app.test_client().get("/mcp/rest/docs", base_url=base_url).get_data(as_text=True)
     match = re.search(rf'data-{name}="([^"]*)"', page)
-    return json.loads(html.unescape(match.group(1))) if match else None
+    return html.unescape(match.group(1)) if match else None
+
+
+def data_of(app: Flask, name: str) -> t.Any:
+    value = attribute_of(app, name)
+    return json.loads(value) if value is not None else None
 
 
 @BOTH_DATABASES
@@ -42,6 +50,34 @@ def test_starting_again_keeps_one_record_brought_up_to_date(app: Flask) -> None:
     client = store.client(DOCS)
     assert client is not None and client.redirect_uris == ["http://localhost/elsewhere/oauth2-redirect.html"]
     assert client.scopes == ["notes:read"] and store.row_counts()["mcp_oauth_client"] == before
+
+
+@BOTH_DATABASES
+def test_another_process_starting_on_the_same_database_keeps_the_one_record(
+    app: Flask, tmp_path: Path, database_uri: str
+) -> None:
+    store = app.extensions["flask_mcp.oauth"].store
+    before = store.client(DOCS)
+    again = build_app(tmp_path, MCP_OAUTH_DATABASE_URI=database_uri)
+    assert again.extensions["flask_mcp.oauth"].store.row_counts()["mcp_oauth_client"] == 1
+    after = store.client(DOCS)
+    assert before is not None and after is not None and after.issued_at == before.issued_at
+
+
+@BOTH_DATABASES
+def test_a_process_that_loses_the_race_to_make_it_carries_on(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = app.extensions["flask_mcp.oauth"].store
+    store.remove_client(DOCS)
+    add_client = store.add_client
+
+    def made_by_another_first(*args: t.Any, **kwargs: t.Any) -> t.Any:
+        add_client(*args, **kwargs)  # the other process, between this one's look-up and its insert
+        return add_client(*args, **kwargs)
+
+    monkeypatch.setattr(store, "add_client", made_by_another_first)
+    ensure_docs_client(store, DOCS, REDIRECT, ["notes:read"])
+    client = store.client(DOCS)
+    assert client is not None and client.operator_made and store.row_counts()["mcp_oauth_client"] == 1
 
 
 def test_the_page_is_given_its_client_and_resource(tmp_path: Path) -> None:
@@ -110,6 +146,33 @@ def test_the_code_flow_from_the_page_completes_with_pkce_and_no_secret(tmp_path:
 
 def test_ids_and_redirects_per_server() -> None:
     assert docs_client_id("mcp") == DOCS and docs_client_id("admin_mcp") == "flask-mcp-docs-admin_mcp"
-    assert docs_redirect_uri("https://notes.example.com/mcp", "/api/") == (
+    assert docs_redirect_uri("https://notes.example.com/mcp", "/mcp", "/api/") == (
         "https://notes.example.com/api/docs/swagger-ui/oauth2-redirect.html"
     )
+    # An app mounted under /shop: its resource holds the script root, and so does the page's URL.
+    assert docs_redirect_uri("https://notes.example.com/shop/mcp/", "/mcp", "/mcp/rest") == (
+        "https://notes.example.com/shop/mcp/rest/docs/swagger-ui/oauth2-redirect.html"
+    )
+
+
+@pytest.mark.parametrize("mounted", ["", "/shop"])
+def test_the_page_comes_back_to_the_redirect_uri_its_client_has(tmp_path: Path, mounted: str) -> None:
+    """Swagger UI resolves the page's redirect URL against the page: the registered one, mounted or not."""
+    app = build_app(tmp_path, MCP_AUTH_RESOURCE=f"http://localhost{mounted}/mcp")
+    named = attribute_of(app, "oauth2-redirect-url", base_url=f"http://localhost{mounted}/")
+    assert named is not None
+    client = app.extensions["flask_mcp.oauth"].store.client(DOCS)
+    assert client is not None
+    assert client.redirect_uris == [urljoin(f"http://localhost{mounted}/mcp/rest/docs", named)]
+    assert client.redirect_uris == [f"http://localhost{mounted}/mcp/rest/docs/swagger-ui/oauth2-redirect.html"]
+
+
+def test_a_row_of_that_id_made_otherwise_becomes_the_public_client(tmp_path: Path) -> None:
+    app = build_app(tmp_path)
+    store = app.extensions["flask_mcp.oauth"].store
+    store.remove_client(DOCS)
+    store.add_client(DOCS, "a-secret", {"redirect_uris": ["https://evil.example/cb"]})
+    ensure_docs_client(store, DOCS, REDIRECT, ["notes:read"])
+    client = store.client(DOCS)
+    assert client is not None and client.operator_made and client.auth_method == "none"
+    assert client.secret_hash is None and client.redirect_uris == [REDIRECT]

@@ -53,16 +53,18 @@ def test_page_policy(app: Flask) -> None:
     assert headers["X-Content-Type-Options"] == "nosniff"
 
 
-@pytest.mark.parametrize("auth_openapi", [True, False])
-def test_page_served_without_a_credential(mcp: MCP, make_app: t.Callable[..., Flask], auth_openapi: bool) -> None:
+@pytest.mark.parametrize("auth_openapi", [None, True, False])
+def test_page_served_without_a_credential(
+    mcp: MCP, make_app: t.Callable[..., Flask], auth_openapi: bool | None
+) -> None:
     mcp.tool(name="add", permissions=[])(lambda a, b: a + b)
     app = make_app(mcp, MCP_STATELESS=True, MCP_AUTH_TOKENS=TOKENS, MCP_AUTH_OPENAPI=auth_openapi)
     client = app.test_client()
     assert client.get("/mcp/rest/docs").status_code == 200
     assert client.get("/mcp/rest/docs/swagger-initializer.js").status_code == 200
     assert client.get("/mcp/rest/docs/swagger-ui/swagger-ui.css").status_code == 200
-    # The document itself follows MCP_AUTH_OPENAPI (public by default).
-    assert client.get("/mcp/rest/openapi.json").status_code == (401 if auth_openapi else 200)
+    # The document itself follows MCP_AUTH_OPENAPI (a protected server's needs a credential by default).
+    assert client.get("/mcp/rest/openapi.json").status_code == (200 if auth_openapi is False else 401)
     assert client.post("/mcp/rest/tools/add", json={"a": 1, "b": 2}).status_code == 401
 
 

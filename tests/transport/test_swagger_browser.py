@@ -21,7 +21,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from flask_mcp import MCP, ScopeRequired
-from tests.browser import headless_chromium, needs_chromium
+from tests.browser import headless_chromium, needs_chromium, policy_violations
 
 if t.TYPE_CHECKING:
     from tests.conftest import LiveServer
@@ -65,13 +65,8 @@ def wait(driver: WebDriver) -> WebDriverWait[WebDriver]:
     return WebDriverWait(driver, WAIT)
 
 
-def csp_violations(driver: WebDriver) -> list[str]:
-    """What the console said about the page's policy since the last call."""
-    return [entry["message"] for entry in driver.get_log("browser") if "Content Security Policy" in entry["message"]]
-
-
 def open_docs(driver: WebDriver, url: str) -> None:
-    driver.get_log("browser")  # forget what an earlier test left in the console
+    policy_violations(driver)  # forget what an earlier test left in the console
     driver.get(f"{url}/mcp/rest/docs")
 
 
@@ -119,7 +114,7 @@ def test_authorize_and_try_a_tool(browser: WebDriver, live_server: t.Callable[[F
         assert json.loads(shown.text) == {"result": 5}
         curl = browser.find_element(By.CSS_SELECTOR, f"#{ADD} .curl-command").text
         assert f"Authorization: Bearer {TOKEN}" in curl
-    assert csp_violations(browser) == []
+    assert policy_violations(browser) == []
 
 
 def paste_token(browser: WebDriver) -> None:
@@ -151,4 +146,4 @@ def test_a_protected_document_loads_once_signed_in(
         body.send_keys(Keys.CONTROL, "a")
         body.send_keys('{"a": 2, "b": 3}')
         assert json.loads(execute(browser, "200").text) == {"result": 5}
-    assert csp_violations(browser) == []
+    assert policy_violations(browser) == []
