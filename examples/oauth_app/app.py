@@ -8,6 +8,10 @@ or ``bob``/``bob``), then to a consent page, and calls the tools as you.
 ``whoami`` needs ``notes:read``; ``write_note`` needs ``notes:write``, which
 alice may grant and bob may not. The database (SQLite) lives in a temporary
 folder removed when the process ends; the secret key is random per process.
+
+The login page is one to copy: a CSRF token on its form, no framing, a
+SameSite session cookie, wrong passwords throttled per user and per address
+(see "Your login page" in docs/oauth.rst).
 """
 
 from __future__ import annotations
@@ -21,14 +25,14 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, redirect, render_template_string, request, url_for
-from flask_login import LoginManager, UserMixin, current_user, login_user, logout_user
-from flask_wtf.csrf import generate_csrf, validate_csrf
+from flask_login import LoginManager, UserMixin, login_user, logout_user  # type: ignore[import-untyped]
+from flask_wtf.csrf import generate_csrf, validate_csrf  # type: ignore[import-untyped]
 from werkzeug.security import check_password_hash, generate_password_hash
-from wtforms import ValidationError
+from wtforms import ValidationError  # type: ignore[import-untyped]
 
 from flask_mcp import MCP, ScopeRequired, current_principal
 from flask_mcp.oauth import OAuthServer
-from flask_mcp.policies.ratelimit import CacheRateLimiter, counter_cache, parse_limit
+from flask_mcp.policies.ratelimit import CacheRateLimiter, FixedWindow
 
 
 class User(UserMixin):  # type: ignore[misc]
@@ -81,6 +85,22 @@ LOGIN_PAGE = """{% extends "mcp_oauth/base.html" %}
 </form>
 {% endblock %}"""
 
+INDEX_PAGE = """{% extends "mcp_oauth/base.html" %}
+{% block title %}Notes{% endblock %}
+{% block content %}
+{% if current_user.is_authenticated %}
+<h1>Signed in as {{ current_user.name }}.</h1>
+<p><a href="{{ url_for('mcp_oauth.connections') }}">Connected clients</a></p>
+<form method="post" action="{{ url_for('logout') }}">
+  <input type="hidden" name="csrf_token" value="{{ csrf_token() }}">
+  <div class="actions"><button type="submit" id="logout-submit">Sign out</button></div>
+</form>
+{% else %}
+<h1>Signed in as nobody.</h1>
+<p><a href="{{ url_for('login') }}">Sign in</a></p>
+{% endif %}
+{% endblock %}"""
+
 
 def _local(target: str | None) -> str:
     """*target* if it is a path on this site, else ``/``: the login page must not redirect elsewhere."""
@@ -90,11 +110,11 @@ def _local(target: str | None) -> str:
     return target if not parts.scheme and not parts.netloc else "/"
 
 
-#: Wrong passwords allowed before sign-in waits: per user name (someone guessing one account's
-#: password) and per client address (someone trying many accounts). Past either, every attempt,
-#: the right password included, is answered 429 until the window ends.
-WRONG_PASSWORDS_PER_USER = "5/15 minutes"
-WRONG_PASSWORDS_PER_ADDRESS = "20/15 minutes"
+#: Wrong passwords allowed before sign-in waits: 5 per user name in 15 minutes (someone guessing
+#: one account's password) and 20 per client address (someone trying many accounts). Past either,
+#: every attempt, the right password included, is answered 429 until the window ends.
+WRONG_PASSWORDS_PER_USER = FixedWindow(limit=5, period=15 * 60)
+WRONG_PASSWORDS_PER_ADDRESS = FixedWindow(limit=20, period=15 * 60)
 #: Checked against when the user is unknown, so an unknown name costs the same time as a wrong password.
 _NOBODY = generate_password_hash(secrets.token_hex(16))
 
@@ -104,6 +124,15 @@ def _no_framing(response: Response) -> Response:
     response.headers.setdefault("X-Frame-Options", "DENY")
     response.headers.setdefault("Content-Security-Policy", "frame-ancestors 'none'")
     return response
+
+
+def _posted_from_this_site() -> bool:
+    """Whether the form posted carries this session's CSRF token (Flask-WTF's), which no other site can read."""
+    try:
+        validate_csrf(request.form.get("csrf_token"))
+    except ValidationError:
+        return False
+    return True
 
 
 def create_app(config: dict[str, t.Any] | None = None, *, port: int = 5000) -> Flask:
@@ -132,9 +161,7 @@ def create_app(config: dict[str, t.Any] | None = None, *, port: int = 5000) -> F
     app.jinja_env.globals["csrf_token"] = generate_csrf
     # Counted in this process; with several workers, count in the app's shared cache instead
     # (CacheRateLimiter(cache) with a flask-caching Cache on Redis).
-    limiter = app.extensions["oauth_example_login_limiter"] = CacheRateLimiter(counter_cache())
-    per_user, per_address = parse_limit(WRONG_PASSWORDS_PER_USER), parse_limit(WRONG_PASSWORDS_PER_ADDRESS)
-    assert per_user is not None and per_address is not None
+    limiter = app.extensions["oauth_example_login_limiter"] = CacheRateLimiter.in_process()
 
     login_manager = LoginManager(app)
     login_manager.login_view = "login"
@@ -143,17 +170,22 @@ def create_app(config: dict[str, t.Any] | None = None, *, port: int = 5000) -> F
     def page(error: str | None = None, status: int = 200, headers: dict[str, str] | None = None) -> t.Any:
         return render_template_string(LOGIN_PAGE, error=error), status, headers or {}
 
+    def forged() -> t.Any:
+        return page("The form expired or was not sent from this site: try again.", 400)
+
     @app.route("/login", methods=["GET", "POST"])
     def login() -> t.Any:
         if request.method == "GET":
             return page()
-        try:
-            validate_csrf(request.form.get("csrf_token"))
-        except ValidationError:
-            # A form posted from another site would sign this browser in as someone else.
-            return page("The form expired or was not sent from this site: try again.", 400)
+        if not _posted_from_this_site():
+            return forged()  # a login posted from another site would sign this browser in as someone else
         name = request.form.get("username", "")[:64]
-        keys = [(f"login-user:{name}", per_user), (f"login-address:{request.remote_addr}", per_address)]
+        # Behind a reverse proxy, remote_addr is the proxy's unless the app trusts its
+        # X-Forwarded-For (werkzeug's ProxyFix): else every user shares one address budget.
+        keys = [
+            (f"login-user:{name}", WRONG_PASSWORDS_PER_USER),
+            (f"login-address:{request.remote_addr}", WRONG_PASSWORDS_PER_ADDRESS),
+        ]
         # Checked before the password: while throttled, the right password waits too.
         waits = [wait for key, rule in keys if (wait := limiter.spent(key, rule)) is not None]
         if waits:
@@ -168,21 +200,19 @@ def create_app(config: dict[str, t.Any] | None = None, *, port: int = 5000) -> F
             return redirect(_local(request.args.get("next")))
         for key, rule in keys:
             limiter.hit(key, rule)
-        return page("Unknown user or wrong password.", 401)
+        # 200 with the form again, as for any form to correct (a 401 would need a WWW-Authenticate challenge).
+        return page("Unknown user or wrong password.")
 
     @app.route("/logout", methods=["POST"])
     def logout() -> t.Any:
-        try:
-            validate_csrf(request.form.get("csrf_token"))
-        except ValidationError:
-            return page("The form expired or was not sent from this site.", 400)
+        if not _posted_from_this_site():
+            return forged()  # another site must not sign the user out either
         logout_user()
         return redirect(url_for("login"))
 
     @app.route("/")
     def index() -> str:
-        who = current_user.name if current_user.is_authenticated else "nobody"
-        return f"Signed in as {who}. Connected clients: /oauth/connections"
+        return render_template_string(INDEX_PAGE)
 
     OAuthServer(mcp, app, allowed_scopes=lambda user: user.scopes)
     return app
