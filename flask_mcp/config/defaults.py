@@ -116,7 +116,7 @@ DEFAULTS: dict[str, t.Any] = {
     # Refused token, registration and revocation requests per client address (bad secrets,
     # invalid grants, malformed input); once spent, the address waits (429 with Retry-After).
     "MCP_OAUTH_RATE_LIMIT_FAILURES": "30/minute",
-    # Successful token and revocation requests per client.
+    # Tokens issued per client; once spent, its token and revocation requests wait.
     "MCP_OAUTH_RATE_LIMIT_CLIENT": "300/minute",
     # Seconds after a refresh token's rotation during which the same client presenting it again
     # (two tabs, a retry after a lost answer) gets a new pair instead of revoking the family; 0: none.

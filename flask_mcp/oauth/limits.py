@@ -9,9 +9,9 @@ shared, so every worker and host counts together):
   next requests are refused before any work is done, the right credentials
   included, so guessing secrets or codes from one address stops early;
 - **successes per client** (``MCP_OAUTH_RATE_LIMIT_CLIENT``, 300 a minute):
-  only answers that succeeded count, under the client that made them (which
-  proved who it is to succeed), so nobody can spend another client's budget
-  by naming it.
+  only tokens issued count, under the client that got them (which proved who
+  it is to get one), so nobody can spend another client's budget by naming
+  it. Revocation is not counted: it answers 200 to any public client's id.
 
 Registrations have their own budget per address
 (``MCP_OAUTH_REGISTRATION_RATE_LIMIT``), counted before the request.
@@ -19,11 +19,10 @@ Registrations have their own budget per address
 
 from __future__ import annotations
 
-import base64
 import math
 import typing as t
-from urllib.parse import unquote
 
+from authlib.oauth2.rfc6749.util import extract_basic_authorization
 from flask import Request, Response
 
 from ..policies.ratelimit import Limit, RateLimiter
@@ -41,15 +40,12 @@ class Limiter(RateLimiter, t.Protocol):
 
 def client_id_of(request: Request) -> str | None:
     """The client a token, registration or revocation request names (form or HTTP Basic), unchecked."""
-    header = request.headers.get("Authorization", "")
-    if header[:6].lower() == "basic ":
-        try:
-            user = base64.b64decode(header[6:], validate=True).decode("utf-8").partition(":")[0]
-        except (ValueError, UnicodeDecodeError):
-            return None
-        return unquote(user) or None
-    value = request.form.get("client_id")
-    return value or None
+    try:
+        # Authlib's own reading of the header, as its client authentication does.
+        user, _ = extract_basic_authorization(request.headers)
+    except UnicodeDecodeError:
+        return None
+    return t.cast("str | None", user or request.form.get("client_id") or None)
 
 
 class EndpointLimits:
@@ -99,7 +95,9 @@ class EndpointLimits:
             return
         if status >= 400 and self.failures is not None:
             self.limiter.hit(f"oauth-failures:{request.remote_addr or 'unknown'}", self.failures)
-        elif status < 300 and endpoint != "register" and self.per_client is not None:
+        elif status < 300 and endpoint == "token" and self.per_client is not None:
+            # Only a token answer proves the client is who it says (a secret, a code with its PKCE
+            # verifier, a refresh token): revocation answers 200 whatever a public client's id sends.
             client_id = client_id_of(request)
             if client_id is not None:
                 self.limiter.hit(f"oauth-client:{client_id[:256]}", self.per_client)

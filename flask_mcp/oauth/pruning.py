@@ -141,19 +141,23 @@ class PruneSchedule:
         self.batch = batch
         self.unused_client_ttl = unused_client_ttl
         self.cache = cache
-        self._next_local = 0.0
+        self._next_ask = 0.0
 
     def due(self) -> bool:
-        """Whether this caller runs the sweep now (and no other caller will until the interval passes)."""
+        """Whether this caller runs the sweep now (and no other caller will until the interval passes).
+
+        Each process asks the cache at most once per interval (plus once after each full batch it
+        swept), not on every answer: the election costs a round trip.
+        """
+        now = time.monotonic()
+        if now < self._next_ask:
+            return False
+        self._next_ask = now + self.interval
         if self.cache is not None:
             try:
                 return bool(self.cache.add(self.KEY, 1, timeout=self.interval))
             except Exception:  # a cache that fails must not fail the answer: fall back to this process
                 logger.warning("the cache did not answer; deciding the OAuth sweep in this process")
-        now = time.monotonic()
-        if now < self._next_local:
-            return False
-        self._next_local = now + self.interval
         return True
 
     def sweep(self) -> PruneReport | None:
@@ -165,7 +169,7 @@ class PruneSchedule:
             return None
         if report.full(self.batch):
             # More is left: the next answer sweeps again rather than waiting a whole interval.
-            self._next_local = 0.0
+            self._next_ask = 0.0
             if self.cache is not None:
                 try:
                     self.cache.delete(self.KEY)

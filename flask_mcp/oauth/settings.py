@@ -43,7 +43,7 @@ class OAuthSettings:
     registration_rate_limit: Limit | None
     #: Refused requests per client address at the token, registration and revocation endpoints.
     rate_limit_failures: Limit | None
-    #: Successful token and revocation requests per client.
+    #: Tokens issued per client (its requests wait once they are spent).
     rate_limit_client: Limit | None
     #: Seconds a rotated refresh token may be presented again by its client (0: never).
     refresh_grace: int

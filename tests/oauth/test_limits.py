@@ -86,3 +86,15 @@ def test_exactly_the_failure_budget_reaches_the_server(tmp_path: Path, limit: in
     app = limited_app(tmp_path / f"{limit}-{extra}", MCP_OAUTH_RATE_LIMIT_FAILURES=f"{limit}/hour")
     answers = [bad_secret(app, "nobody").status_code for _ in range(limit + extra)]
     assert answers == [401] * limit + [429] * extra
+
+
+def test_revocations_naming_a_public_client_spend_nothing_of_its_budget(tmp_path: Path) -> None:
+    """Revocation answers 200 to any public client's id with any token: it proves nothing, so it counts nothing."""
+    app = limited_app(tmp_path, MCP_OAUTH_RATE_LIMIT_CLIENT="3/minute")
+    flow = Flow(app)
+    stranger = app.test_client()
+    for index in range(20):
+        answer = stranger.post("/oauth/revoke", data={"token": f"junk-{index}", "client_id": flow.client_id})
+        assert answer.status_code == 200
+    tokens = flow.tokens("alice")
+    assert [flow.refresh(tokens["refresh_token"]).status_code] == [200]

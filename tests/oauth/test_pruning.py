@@ -134,10 +134,26 @@ def test_a_full_batch_makes_the_next_sweep_due_at_once(tmp_path: Path) -> None:
     assert first.due() and not second.due()  # one worker of those sharing the cache sweeps
     report = first.sweep()
     assert report is not None and report.access_tokens == 3
-    assert second.due()  # more was left: due again without waiting the interval
-    report = second.sweep()
+    assert first.due()  # more was left: due again without waiting the interval
+    report = first.sweep()
     assert report is not None and report.access_tokens == 2
-    assert not first.due()
+    assert not first.due() and not second.due()
+
+
+def test_each_process_asks_the_cache_at_most_once_per_interval(tmp_path: Path) -> None:
+    """The election is a round trip to the cache: not one per answer."""
+    store = store_of(build_app(tmp_path))
+    asked: list[str] = []
+
+    class Counting(SimpleCache):  # type: ignore[misc]
+        def add(self, key: str, value: t.Any, timeout: int | None = None) -> bool:
+            asked.append(key)
+            return bool(super().add(key, value, timeout))
+
+    shared = Counting()
+    workers = [PruneSchedule(store, interval=300, batch=10, unused_client_ttl=None, cache=shared) for _ in range(3)]
+    answers = [worker.due() for _ in range(50) for worker in workers]
+    assert answers.count(True) == 1 and len(asked) == 3
 
 
 def test_a_failing_sweep_fails_no_answer(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
