@@ -43,7 +43,7 @@ from .policies.execution import Transaction
 from .policies.permissions import PermissionLike, check_protected, normalize_permissions
 from .protocol.jsonrpc import INTERNAL_ERROR
 from .signals import current_sender
-from .transport import rest
+from .transport import approval_page, rest
 from .transport.bad_host import answer_bad_hosts
 from .transport.http import endpoint_of, error_response
 from .transport.metadata import register_metadata_routes
@@ -168,7 +168,8 @@ class MCP(RuntimeChanges, HookDecorators):
         self._hooks = Hooks(sender=current_sender)
         #: The blueprint serving the endpoint. :meth:`init_app` registers it,
         #: or register it yourself: ``app.register_blueprint(mcp.blueprint)``.
-        self.blueprint = Blueprint(blueprint_name, __name__, url_prefix="/mcp")
+        # Its templates (the approval page) are the app's to override.
+        self.blueprint = Blueprint(blueprint_name, __name__, url_prefix="/mcp", template_folder="transport/templates")
         self.blueprint.record(self._on_register)
         self.blueprint.register_error_handler(Exception, self._handle_exception)
         if app is not None:
@@ -198,6 +199,8 @@ class MCP(RuntimeChanges, HookDecorators):
         answer_bad_hosts(app, servers.serves_path)
         # The REST routes live at MCP_REST_PREFIX, an absolute path, whichever way the blueprint was registered.
         rest.add_routes(app, state, blueprint, path)
+        # Where the signed-in user approves a call of a tool marked confirm (URL mode).
+        approval_page.add_route(app, blueprint, path)
         if state.auth is not None:
             register_metadata_routes(app, state, blueprint, path)
 

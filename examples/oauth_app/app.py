@@ -30,7 +30,7 @@ from flask_wtf.csrf import generate_csrf, validate_csrf  # type: ignore[import-u
 from werkzeug.security import check_password_hash, generate_password_hash
 from wtforms import ValidationError  # type: ignore[import-untyped]
 
-from flask_mcp import MCP, ScopeRequired, current_principal
+from flask_mcp import MCP, ScopeRequired, ToolError, current_principal
 from flask_mcp.oauth import OAuthServer
 from flask_mcp.policies.ratelimit import CacheRateLimiter, FixedWindow
 
@@ -68,6 +68,23 @@ def write_note(text: str) -> str:
     owner = principal.subject if principal is not None else "anonymous"
     NOTES.setdefault(owner, []).append(text)
     return f"{owner} has {len(NOTES[owner])} note(s)"
+
+
+@mcp.tool(
+    permissions=[ScopeRequired("notes:write")],
+    annotations={"destructiveHint": True},
+    # Nothing is deleted until the signed-in user approves this exact call on the app's own page
+    # (or, for a client that cannot open one, answers the question in the client).
+    confirm="Delete your note number {number}?",
+)
+def delete_note(number: int) -> str:
+    """Delete one of the signed-in user's notes, counted from 1 (needs ``notes:write`` and the user's yes)."""
+    principal = current_principal()
+    notes = NOTES.get(principal.subject if principal is not None else "anonymous", [])
+    if not 1 <= number <= len(notes):
+        raise ToolError(f"there is no note number {number}: you have {len(notes)}")
+    removed = notes.pop(number - 1)
+    return f"deleted {removed!r}; {len(notes)} left"
 
 
 # The authorization pages' layout (flask_mcp's ``mcp_oauth/base.html``) serves the login page too.

@@ -49,6 +49,7 @@ from ..telemetry import TelemetrySettings, tracer_for
 from ..transport.guard import RequestGuard
 from ..transport.stream_slots import StreamSlots
 from . import caches
+from .oversight import approvals_for
 
 if t.TYPE_CHECKING:
     from ..extension import MCP
@@ -381,6 +382,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         server.caller_digest = route_caller_digest
         # Task records too: every process answers for a task, whichever runs it.
         server.tasks = build_tasks(app, mcp.blueprint.name, settings, ephemeral, limiter, guard)
+    server.approvals = approvals_for(app, mcp.blueprint.name, settings, ephemeral, guard)
     return MCPState(
         mcp,
         settings,

@@ -23,6 +23,7 @@ import typing as t
 import click
 
 from ..auth.local import TOKEN_ENV, LocalAuthError, local_principal
+from ..core.approval import APPROVAL_KEY
 from ..core.client import ClientState
 from ..globals import state_of
 from ..protocol import jsonrpc
@@ -47,6 +48,7 @@ __all__ = [
     "json_object",
     "list_all",
     "log_level_option",
+    "on_terminal",
     "request",
     "request_with_rounds",
     "token_option",
@@ -192,13 +194,20 @@ def json_object(text: str, hint: str, what: str = "a JSON object") -> dict[str, 
     return value
 
 
+def on_terminal() -> bool:
+    """Whether a person can be asked: standard input is a terminal."""
+    return sys.stdin.isatty()
+
+
 def _answer(key: str, input_request: dict[str, t.Any], given: dict[str, t.Any]) -> t.Any:
     """The answer to one input request: given, or prompted for (a form, in a terminal)."""
     if key in given:
         return given[key]
     params = input_request.get("params") or {}
+    if key == APPROVAL_KEY:
+        return _approve(params)
     schema = params.get("requestedSchema")
-    if input_request.get("method") != "elicitation/create" or not isinstance(schema, dict) or not sys.stdin.isatty():
+    if input_request.get("method") != "elicitation/create" or not isinstance(schema, dict) or not on_terminal():
         raise click.ClickException(
             f"the tool asks for {input_request.get('method')} (key {key!r}); "
             f"answer it with --answers '{{\"{key}\": ...}}'"
@@ -244,3 +253,15 @@ def list_all(
         if "nextCursor" not in result:
             return items
         params = {"cursor": result["nextCursor"]}
+
+
+def _approve(params: dict[str, t.Any]) -> dict[str, t.Any]:
+    """The human's answer to a tool's approval question: y/N in a terminal, else a usage error."""
+    if not on_terminal():
+        raise click.ClickException(
+            "the tool runs only once you approve it: run the command in a terminal to be asked, "
+            "or pass --yes to approve this call"
+        )
+    click.echo(params.get("message", ""), err=True)
+    approved = click.confirm("Run it?", default=False, err=True)
+    return {"action": "accept" if approved else "decline"}

@@ -29,6 +29,7 @@ import click
 from flask import current_app
 from flask.cli import AppGroup, NoAppException, ScriptInfo
 
+from ..core.approval import APPROVAL_KEY
 from ..globals import servers_of, state_of, use_server
 from ..transport.cgi import serve_cgi
 from ..transport.rest import RestSite
@@ -154,6 +155,7 @@ def list_command(era: str, token: str | None) -> None:
 @log_level_option
 @answers_option
 @token_option
+@click.option("--yes", is_flag=True, help="Approve the call of a tool that asks for approval (confirm=) unasked.")
 @click.pass_context
 def call_command(
     ctx: click.Context,
@@ -163,13 +165,15 @@ def call_command(
     log_level: str,
     answers: str | None,
     token: str | None,
+    yes: bool,
 ) -> None:
     """Call the tool NAME and print the result.
 
     The arguments are one JSON object ('{"a": 1}') or KEY=VALUE pairs (a=1 b=2),
     each value read as the tool's input schema types it. The tool's progress
     (a bar in a terminal) and log messages go to stderr, the result to stdout.
-    The exit code is 1 when the tool reports an error (isError).
+    The exit code is 1 when the tool reports an error (isError). A tool that
+    needs approval asks y/N in a terminal; without one, --yes approves.
     """
     choice = output_choice(ctx)
     app = _app()
@@ -179,6 +183,8 @@ def call_command(
     except ArgumentError as exc:
         raise click.BadParameter(str(exc), param_hint="ARGUMENTS") from None
     given = {} if answers is None else json_object(answers, "--answers", "a JSON object of answers by key")
+    if yes:
+        given.setdefault(APPROVAL_KEY, {"action": "accept"})
     params = {"name": name, "arguments": parsed}
     printer = NotificationPrinter(label=name)
     result = request_with_rounds(app, "tools/call", params, era, given, caller(app, token), printer, log_level)

@@ -34,7 +34,7 @@ from .model import (
     as_schema,
     is_json_schema,
 )
-from .option_checks import cache_hints, param_headers, result_ttl, task_support, with_result_ttl
+from .option_checks import cache_hints, confirm_option, param_headers, result_ttl, task_support, with_result_ttl
 from .signature_checks import check_parameters
 from .uri_template import URITemplate
 
@@ -129,6 +129,10 @@ class ToolOptions(t.TypedDict, total=False):
     #: Questions settled before a task is created: key -> an input request
     #: (:class:`~flask_mcp.Elicit`...). The task's ``ctx.elicit(..., key=...)`` finds the answers.
     ask_first: t.Mapping[str, t.Any] | None
+    #: Wait for the human's approval of every call before the function runs: ``True``, or a message
+    #: formatted with the call's arguments (``"Delete note {note_id}?"``); ``False`` never asks, even
+    #: under ``MCP_CONFIRM_DESTRUCTIVE``. See :doc:`approval`.
+    confirm: bool | str | None
 
 
 class ResourceOptions(t.TypedDict, total=False):
@@ -278,6 +282,7 @@ def build_tool(func: t.Callable[..., t.Any], *, routable: bool = False, **option
         param_headers=param_headers(name, options.get("headers"), arguments),
         task_support=task_support(name, options.get("task"), options.get("ask_first")),
         ask_first=dict(options.get("ask_first") or {}),
+        confirm=confirm_option(name, options.get("confirm")),
         result_ttl=result_ttl(name, options),
         unsupplied=unsupplied,
         **_tagged(options),

@@ -119,6 +119,9 @@ class Tool:
     result_ttl: float | None = None
     #: Questions asked before a task is created, by key (input requests of :mod:`flask_mcp.core.input_requests`).
     ask_first: dict[str, t.Any] = dataclasses.field(default_factory=dict)
+    #: ``confirm=``: ``True`` or a message makes every call wait for the human's approval; ``False``
+    #: never asks, even under ``MCP_CONFIRM_DESTRUCTIVE``; ``None`` follows it (:attr:`confirmation`).
+    confirm: bool | str | None = None
     #: Required parameters of the function that its arguments do not supply: left to the URL of
     #: the route the function turns out to be the view of (:meth:`complete`).
     unsupplied: frozenset[str] = frozenset()
@@ -134,6 +137,21 @@ class Tool:
     #: Counts every change to any tool after registration (defaults applied, a schema completed, a
     #: call refused): what was worked out from a tool (:mod:`flask_mcp.core.plain_calls`) holds while it stays.
     generation: t.ClassVar[int] = 0
+
+    @property
+    def confirmation(self) -> str | None:
+        """The message template of the approval its calls wait for (``""``: the default one), or ``None``.
+
+        See :mod:`flask_mcp.core.approval`: ``confirm=``, else ``MCP_CONFIRM_DESTRUCTIVE`` for a tool
+        annotated ``destructiveHint: true``.
+        """
+        confirm = self.confirm
+        if isinstance(confirm, str):
+            return confirm
+        if confirm is None:
+            destructive = self.annotations is not None and self.annotations.get("destructiveHint") is True
+            return "" if destructive and self.defaults.confirm_destructive else None
+        return "" if confirm else None
 
     def use_defaults(self, defaults: ToolDefaults) -> None:
         """Apply new server-wide defaults, dropping everything computed from the old ones."""

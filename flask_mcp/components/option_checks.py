@@ -15,7 +15,7 @@ from ..schemas.json_schema import schema_to_json_schema
 if t.TYPE_CHECKING:
     from .model import TaskSupport
 
-__all__ = ["cache_hints", "param_headers", "result_ttl", "task_support", "with_result_ttl"]
+__all__ = ["cache_hints", "confirm_option", "param_headers", "result_ttl", "task_support", "with_result_ttl"]
 
 # RFC 9110 tokens: what an x-mcp-header name may be.
 _HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
@@ -94,3 +94,17 @@ def task_support(name: str, task: t.Any, ask_first: t.Any) -> TaskSupport:
     if ask_first and support == "forbidden":
         raise ValueError(f"tool {name!r}: ask_first= is for tools that run as tasks (task='optional' or 'required')")
     return t.cast("TaskSupport", support)
+
+
+def confirm_option(name: str, confirm: t.Any) -> bool | str | None:
+    """The ``confirm`` option of tool *name*: ``True``, ``False``, a message template, or ``None``.
+
+    :raises ValueError: anything else, or an empty message.
+    """
+    if confirm is None or isinstance(confirm, bool):
+        return confirm
+    if not isinstance(confirm, str) or not confirm.strip():
+        raise ValueError(
+            f"tool {name!r}: confirm must be True, False or a message such as 'Delete {{id}}?', not {confirm!r}"
+        )
+    return confirm

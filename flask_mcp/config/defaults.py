@@ -301,4 +301,26 @@ DEFAULTS: dict[str, t.Any] = {
     # Seconds of one window of mcp.server.session.duration: a session that idles out or passes its maximum
     # age is measured two to three windows after its end, by one request of one process.
     "MCP_OTEL_SESSION_SWEEP_INTERVAL": 60,
+    # Ask the human before every tool whose annotations say destructiveHint: true, as confirm=True does.
+    "MCP_CONFIRM_DESTRUCTIVE": False,
+    # How approval is asked for: "auto" (the approval page when the client can open it and the app can
+    # sign users in, else a form elicitation), "form" or "url" (only the approval page).
+    "MCP_CONFIRM_MODE": "auto",
+    # Seconds an approval may take, from the question to the answer (and, on the approval page, from
+    # the approval to the call that uses it).
+    "MCP_CONFIRM_TTL": 300,
+    # Record every tools/call in the audit table (SQLAlchemy; the sqlalchemy extra).
+    "MCP_AUDIT": False,
+    # Record resources/read and prompts/get too.
+    "MCP_AUDIT_READS": False,
+    # Keep the arguments themselves (without the fields a schema marks secret), not only their digest.
+    "MCP_AUDIT_ARGUMENTS": False,
+    # Where the audit table lives when the app has no Flask-SQLAlchemy; None: SQLite in the instance folder.
+    "MCP_AUDIT_DATABASE_URI": None,
+    # Days rows are kept; None: forever.
+    "MCP_AUDIT_RETENTION_DAYS": 90,
+    # Records waiting to be written at most; past it new ones are counted and logged, not kept.
+    "MCP_AUDIT_BUFFER": 10000,
+    # Rows written in one transaction at most.
+    "MCP_AUDIT_BATCH": 500,
 }

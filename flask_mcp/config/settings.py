@@ -14,6 +14,7 @@ from ..policies.ratelimit import Limit, parse_limit
 from ..policies.tool import ToolDefaults
 from ..protocol.strict_json import DEFAULT_LIMITS, JSONLimits
 from .defaults import DEFAULTS
+from .oversight import ApprovalSettings, AuditSettings
 from .prefix import DEFAULT_PREFIX, apply_defaults, canonical_view, other_prefixes, spelled
 from .values import (
     as_tuple,
@@ -187,6 +188,10 @@ class Settings:
     task_max_total_bytes: int | None = 256 * 1024 * 1024
     #: ``None``: half of ``task_workers`` (at least one).
     task_workers_per_caller: int | None = None
+    #: How the human approves tools marked ``confirm`` (``MCP_CONFIRM_*``).
+    approval: ApprovalSettings = dataclasses.field(default_factory=ApprovalSettings)
+    #: What the audit trail records and where (``MCP_AUDIT_*``).
+    audit: AuditSettings = dataclasses.field(default_factory=AuditSettings)
     #: The prefix of the keys these settings were read from (``MCP``, or the server's ``config_prefix``).
     config_prefix: str = DEFAULT_PREFIX
 
@@ -287,6 +292,8 @@ class Settings:
             task_max_total=optional_positive(config, "MCP_TASK_MAX_TOTAL"),
             task_max_total_bytes=optional_positive(config, "MCP_TASK_MAX_TOTAL_BYTES"),
             task_workers_per_caller=optional_positive(config, "MCP_TASK_WORKERS_PER_CALLER"),
+            approval=ApprovalSettings.from_config(config),
+            audit=AuditSettings.from_config(config),
         )
 
 
@@ -337,4 +344,5 @@ def _tool_defaults(config: t.Mapping[str, t.Any]) -> ToolDefaults:
         error_format=coerce(ErrorFormat, config["MCP_ERROR_FORMAT"], "MCP_ERROR_FORMAT"),
         include_validation_value=bool(config["MCP_INCLUDE_VALIDATION_VALUE"]),
         spill_ttl=int(config["MCP_SPILL_TTL"]),
+        confirm_destructive=bool(config["MCP_CONFIRM_DESTRUCTIVE"]),
     )

@@ -29,6 +29,8 @@ from ..protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, 
 from ..results.convert import resource_contents, tool_value
 from ..results.output import OutputMismatch
 from ..results.spill import spill_owner, spill_token
+from .approval_pages import URL_ELICITATION_REQUIRED
+from .approve import approve
 from .client import Call, ClientState
 from .hooks import resource_read, tool_called
 from .result_cache import cached_value, watching_questions
@@ -252,7 +254,15 @@ def read_resource(server: Server, uri: str, principal: Principal | None = None) 
 
 
 #: Why a direct call produced no value.
-Reason = t.Literal["unknown_tool", "invalid_arguments", "not_found", "tool_error", "permission_denied", "rate_limited"]
+Reason = t.Literal[
+    "unknown_tool",
+    "invalid_arguments",
+    "not_found",
+    "tool_error",
+    "permission_denied",
+    "rate_limited",
+    "approval_required",
+]
 
 #: Protocol errors a direct call reports as themselves rather than as a tool failure.
 _POLICY_REASONS: dict[int, Reason] = {PERMISSION_DENIED: "permission_denied", RATE_LIMITED: "rate_limited"}
@@ -322,6 +332,7 @@ def _call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], prin
         if exc.code in _POLICY_REASONS:
             raise DirectCallFailed(_POLICY_REASONS[exc.code], exc.message, exc.data) from None
         raise
+    _approved(call, tool, arguments)
     try:
         value = execute_tool(call, tool, loaded, arguments.keys())
     except MCPError as exc:
@@ -344,3 +355,22 @@ def _call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], prin
         # The tool worked but returned something JSON cannot carry (NaN, a custom object).
         logger.exception("tool %r returned a value that is not JSON", name)
         raise DirectCallFailed("tool_error", f"the tool returned a value that cannot be sent as JSON ({exc})") from None
+
+
+def _approved(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> None:
+    # Nobody can be shown a form over plain JSON: only the approval page can approve a direct call.
+    try:
+        approval = approve(call, tool, arguments)
+    except MCPError as exc:
+        if exc.code == URL_ELICITATION_REQUIRED:
+            raise DirectCallFailed("approval_required", exc.message, exc.data) from None
+        raise DirectCallFailed(
+            "approval_required",
+            f"the tool {tool.name!r} runs only once the user approves it, which this endpoint cannot ask for; "
+            "call it over MCP from a client that can show the question",
+        ) from None
+    call.approval = approval
+    if not approval.granted:
+        raise DirectCallFailed(
+            "approval_required", f"the user {approval.outcome} the call of {tool.name!r}: nothing ran"
+        )

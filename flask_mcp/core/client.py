@@ -20,6 +20,7 @@ from .subscriptions import LocalSubscriptions, Subscriptions
 
 if t.TYPE_CHECKING:
     from ..policies.principal import Principal
+    from .approval import Approval
     from .rounds import Answers
     from .server import Server
 
@@ -105,6 +106,8 @@ class Call:
     #: ``(arguments digest, caller)`` of a call that missed the cache, to keep its result under;
     #: cleared when the run asks the client something the key cannot hold (:mod:`flask_mcp.core.result_cache`).
     cache_key: tuple[str, str] | None = None
+    #: What became of the human's approval of this call (:mod:`flask_mcp.core.approval`), once asked.
+    approval: Approval | None = None
 
     @property
     def caller(self) -> str:

@@ -116,6 +116,7 @@ def plain_call_of(server: Server, tool: Tool) -> PlainCall | None:
         or tool.rate_limit is not None
         or tool.task_support != "forbidden"
         or tool.ask_first
+        or tool.confirmation is not None
         or tool.context_param is not None
         or tool.result_ttl is not None
         or tool.policy.atomic

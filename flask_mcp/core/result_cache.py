@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import hashlib
 import typing as t
 
-from ..protocol import jsonrpc
+from ..protocol.canonical import arguments_digest as digest_of
 from ..protocol.errors import ToolError
 from ..results.content import ToolResult
 
@@ -76,16 +75,7 @@ class ResultCache(t.Protocol):
 
 def arguments_digest(arguments: t.Mapping[str, t.Any]) -> str:
     """A digest of *arguments* in canonical form: the same arguments in any order are the same key."""
-    text = jsonrpc.dumps(_canonical(dict(arguments)))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
-
-
-def _canonical(value: t.Any) -> t.Any:
-    if isinstance(value, dict):
-        return {str(key): _canonical(value[key]) for key in sorted(value, key=str)}
-    if isinstance(value, list):
-        return [_canonical(item) for item in value]
-    return value
+    return digest_of(arguments)[:40]
 
 
 def public_refused(what: str) -> str:

@@ -24,6 +24,7 @@ import hashlib
 import typing as t
 
 from ..protocol import jsonrpc
+from ..protocol.canonical import canonical
 from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CAPABILITY, MCPError
 from .input_requests import InputError, InputRequest
 
@@ -98,15 +99,6 @@ def _is_json(value: t.Any) -> bool:
     return isinstance(value, (str, int, float, bool, dict, list)) or value is None
 
 
-def _canonical(value: t.Any) -> t.Any:
-    # Sorted keys: the same arguments in another order are the same request.
-    if isinstance(value, dict):
-        return {key: _canonical(value[key]) for key in sorted(value)}
-    if isinstance(value, list):
-        return [_canonical(item) for item in value]
-    return value
-
-
 class Answers:
     """The answers a handler's questions find, and the questions it asks that have none.
 
@@ -158,21 +150,36 @@ class Round(Answers):
     :param call: the request; its method, name or URI and arguments bind the state.
     :param sealer: opens and seals ``requestState``.
     :param max_state_bytes: the largest ``requestState`` accepted or issued.
+    :param lenient: start afresh, with no answers, from a ``requestState`` that cannot be trusted
+        rather than fail: for a tool that needs the human's approval, which is then asked again
+        (:mod:`flask_mcp.core.approval`).
     :raises MCPError: -32602 for a ``requestState`` that is forged, expired,
-        too large, another caller's or another request's.
+        too large, another caller's or another request's (unless *lenient*).
     """
 
-    def __init__(self, call: Call, sealer: Sealer, max_state_bytes: int) -> None:
+    def __init__(self, call: Call, sealer: Sealer, max_state_bytes: int, *, lenient: bool = False) -> None:
         super().__init__()
         self.call = call
         self.sealer = sealer
         self.max_state_bytes = max_state_bytes
+        #: The approval question the state says was asked (or approved) for this request.
+        self.approval: dict[str, t.Any] | None = None
+        #: The approval question (or approval) the next state carries.
+        self.approval_out: dict[str, t.Any] | None = None
+        #: This round's ``inputResponses``: answers to the questions of the state it came with.
+        self.responses: dict[str, t.Any] = {}
         params = call.params
         state = params.get("requestState")
         if state is not None:
-            self.answers.update(self._open(state))
+            try:
+                self.answers.update(self._open(state))
+            except MCPError:
+                if not lenient:
+                    raise
+                return  # its answers, this round's included, answered questions that were not asked
         responses = params.get("inputResponses")
         if responses:
+            self.responses = responses
             # This round's answers win over a stale one of the same key.
             self.answers.update(responses)
 
@@ -189,7 +196,7 @@ class Round(Answers):
         """A digest of the method, its name or URI, and the arguments in canonical order."""
         params = self.call.params
         target = params.get("uri") if self.call.method == "resources/read" else params.get("name")
-        return _digest(self.call.method, target, _canonical(params.get("arguments") or {}))
+        return _digest(self.call.method, target, canonical(params.get("arguments") or {}))
 
     def _open(self, token: str) -> dict[str, t.Any]:
         if len(token) > self.max_state_bytes:
@@ -202,12 +209,17 @@ class Round(Answers):
             raise _rejected("requestState was issued to another caller")
         if payload.get("r") != self.request:
             raise _rejected("requestState was issued for another request (its method, name, URI or arguments differ)")
+        approval = payload.get("q")
+        self.approval = approval if isinstance(approval, dict) else None
         answers = payload.get("a")
         return answers if isinstance(answers, dict) else {}
 
     def result(self, pending: InputRequired) -> dict[str, t.Any]:
         """The ``input_required`` result asking for *pending*, with the sealed state of this round."""
-        state = self.sealer.seal({"c": self.caller, "r": self.request, "a": self.used})
+        payload: dict[str, t.Any] = {"c": self.caller, "r": self.request, "a": self.used}
+        if self.approval_out is not None:
+            payload["q"] = self.approval_out
+        state = self.sealer.seal(payload)
         if len(state) > self.max_state_bytes:
             raise MCPError(
                 INTERNAL_ERROR,

@@ -37,6 +37,8 @@ from ..protocol.params import validate_params
 from ..protocol.strict_json import DEFAULT_LIMITS, JSONLimits
 from ..results.spill import ResultStore
 from . import modern
+from .approval import Approvals
+from .audit import AuditSink
 from .client import Call, ClientState
 from .context import Channel
 from .hooks import Hooks
@@ -195,6 +197,11 @@ class Server:
         self.skills: dict[str, Skill] = {}
         #: Traces and measures every message handled (:mod:`flask_mcp.core.tracing`); ``None``: nothing is.
         self.tracer: Tracer | None = None
+        #: How tools marked ``confirm`` are approved (:mod:`flask_mcp.core.approval`); the extension
+        #: gives one whose ledger is the shared store.
+        self.approvals = Approvals()
+        #: Where audit records go (:mod:`flask_mcp.core.audit`); ``None``: nothing is recorded.
+        self.audit: AuditSink | None = None
         self._plain_calls = PlainCalls(self)
 
     def current_request(self) -> t.Any:
@@ -277,7 +284,7 @@ class Server:
         return caps
 
     def needs_channel(self, message: jsonrpc.Message) -> bool:
-        """Whether *message* calls a handler that takes a :class:`~flask_mcp.Context`.
+        """Whether *message* calls a handler that takes a :class:`~flask_mcp.Context` (or asks for approval).
 
         Only those can talk back while they run, so a transport keeps its
         fast path for every other request. ``tasks/result`` is one of them:
@@ -290,7 +297,9 @@ class Server:
         registry, params = self.registry, message.params
         name = params.get("name")
         if message.method == "tools/call" and isinstance(name, str):
-            return name in registry.tools and registry.tools[name].context_param is not None
+            tool = registry.tools.get(name)
+            # A tool that waits for the human's approval asks for it on the channel.
+            return tool is not None and (tool.context_param is not None or tool.confirmation is not None)
         if message.method == "prompts/get" and isinstance(name, str):
             return name in registry.prompts and registry.prompts[name].context_param is not None
         uri = params.get("uri")
@@ -408,12 +417,19 @@ class Server:
         if message.method in ROUND_METHODS:
             if self.sealer is None:
                 raise MCPError(jsonrpc.INTERNAL_ERROR, "input rounds need a requestState sealer; none was given")
-            call.round = Round(call, self.sealer, self.max_request_state)
+            call.round = Round(call, self.sealer, self.max_request_state, lenient=self._asks_approval(call))
         try:
             result = handler(call)
         except InputRequired as pending:
             result = t.cast(Round, call.round).result(pending)
         return modern.finish(call, result)
+
+    def _asks_approval(self, call: Call) -> bool:
+        # A call of a tool that needs approval asks again rather than fail on a state it cannot trust.
+        if call.method != "tools/call":
+            return False
+        tool = self.registry.tools.get(call.params.get("name"))  # type: ignore[arg-type]
+        return tool is not None and tool.confirmation is not None
 
     def respond(
         self, request_id: jsonrpc.RequestId, method: str, run: t.Callable[..., dict[str, t.Any]], *args: t.Any

@@ -12,16 +12,14 @@ the client and URI were validated) or to the app's own login view with a
 from __future__ import annotations
 
 import hashlib
-import hmac
-import secrets
 import typing as t
 from urllib.parse import urlsplit
 
 from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749 import OAuth2Error
-from flask import Response, current_app, redirect, render_template, request, session, url_for
-from itsdangerous import BadSignature, URLSafeTimedSerializer
+from flask import Response, redirect, render_template, request, url_for
 
+from ..transport.form_tokens import FormTokens
 from .client_documents import is_document_client_id
 from .grants import GrantedUser
 from .tokens import oauth_state
@@ -33,40 +31,17 @@ __all__ = ["authorize_view", "connections_view", "revoke_connection_view", "serv
 
 #: The Flask session key of the CSRF nonce (a random value, no credential).
 NONCE_KEY = "_mcp_oauth_nonce"
-_SALT = "flask-mcp.oauth.consent"
-
-
-def _serializer() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(t.cast(str, current_app.secret_key), salt=_SALT)
-
-
-def _nonce() -> str:
-    nonce = session.get(NONCE_KEY)
-    if not isinstance(nonce, str):
-        nonce = session[NONCE_KEY] = secrets.token_urlsafe(24)
-    return nonce
+_TOKENS = FormTokens("flask-mcp.oauth.consent", NONCE_KEY)
 
 
 def csrf_token(subject: str, purpose: str) -> str:
     """A token binding this browser session, *subject* and *purpose* (a digest of the request)."""
-    return _serializer().dumps({"n": _nonce(), "u": subject, "p": purpose})
+    return _TOKENS.token(subject, purpose)
 
 
 def csrf_valid(token: object, subject: str, purpose: str, max_age: int) -> bool:
     """Whether *token* was made by :func:`csrf_token` for this session, *subject* and *purpose*, recently."""
-    nonce = session.get(NONCE_KEY)
-    if not isinstance(token, str) or not isinstance(nonce, str):
-        return False
-    try:
-        data = _serializer().loads(token, max_age=max_age)
-    except BadSignature:
-        return False
-    if not isinstance(data, dict):
-        return False
-    expected = {"n": nonce, "u": subject, "p": purpose}
-    return all(
-        isinstance(data.get(key), str) and hmac.compare_digest(data[key], value) for key, value in expected.items()
-    )
+    return _TOKENS.valid(token, subject, purpose, max_age)
 
 
 def _request_digest() -> str:

@@ -43,8 +43,9 @@ def client_id_of(request: Request) -> str | None:
     try:
         # Authlib's own reading of the header, as its client authentication does.
         user, _ = extract_basic_authorization(request.headers)
-    except UnicodeDecodeError:
-        return None
+    except (UnicodeDecodeError, ValueError):
+        # An undecodable or blank header (Authlib splits it unchecked): the form may still name the client.
+        user = None
     return t.cast("str | None", user or request.form.get("client_id") or None)
 
 

@@ -14,6 +14,7 @@ from sqlalchemy import create_engine
 from ..globals import state_for
 from ..policies.ratelimit import CacheRateLimiter
 from ..policies.tool import ConfigurationError
+from ..transport.sign_in import SIGN_IN
 from .client_documents import ClientDirectory, ClientDocumentSettings
 from .endpoints import Registration, Revocation, server_metadata
 from .grants import (
@@ -30,7 +31,7 @@ from .scopes import ScopeCatalog
 from .settings import OAuthSettings
 from .store import OAuthStore
 from .tokens import STATE_KEY, AccessTokenGenerator, OAuthTokenBackend, save_token
-from .users import UserHooks
+from .users import OAuthSignIn, UserHooks
 
 if t.TYPE_CHECKING:
     from ..binding.state import MCPState
@@ -193,6 +194,8 @@ class OAuthServer:
             _sign_in_docs_page(mcp_state, settings, store, scopes)
         limits, schedule = _upkeep(app, settings, store, mcp_state)
         app.extensions[STATE_KEY] = OAuthState(settings, store, keys, scopes, users, server, limits, schedule)
+        # The approval page asks the same users: the one a token was issued to approves its calls.
+        app.extensions[SIGN_IN] = OAuthSignIn(users, settings.login_view)
         from ..cli.commands import EXTRA_COMMANDS
         from .commands import oauth_group
 

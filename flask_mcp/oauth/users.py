@@ -6,7 +6,7 @@ import typing as t
 
 from flask import current_app, url_for
 
-__all__ = ["UserHooks"]
+__all__ = ["OAuthSignIn", "UserHooks"]
 
 UserLoader = t.Callable[[], t.Any]
 
@@ -116,3 +116,24 @@ class UserHooks:
         if not view:
             return None
         return url_for(view, next=next_url)
+
+
+class OAuthSignIn:
+    """Who is signed in, as the authorization server sees users: what the approval page asks.
+
+    The subject is the one its tokens carry, so the user a token was issued to is the one
+    who may approve that token's calls (:mod:`flask_mcp.transport.sign_in`).
+    """
+
+    def __init__(self, users: UserHooks, login_view: str | None) -> None:
+        self.users = users
+        self.login_view = login_view
+
+    def subject(self) -> str | None:
+        """The signed-in user's ``sub``, or ``None``."""
+        user = self.users.current_user()
+        return None if user is None else self.users.subject(user)
+
+    def login_url(self, next_url: str) -> str | None:
+        """The app's login page, coming back to *next_url*."""
+        return self.users.login_url(self.login_view, next_url)

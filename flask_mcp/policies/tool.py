@@ -41,6 +41,8 @@ class ToolDefaults:
     include_validation_value: bool = False
     #: Seconds a spilled result stays readable.
     spill_ttl: int = 3600
+    #: Ask the human before every tool annotated ``destructiveHint: true`` (``MCP_CONFIRM_DESTRUCTIVE``).
+    confirm_destructive: bool = False
 
     def __post_init__(self) -> None:
         if self.include_output_schema and not self.include_structured_content:

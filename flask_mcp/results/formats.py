@@ -17,7 +17,7 @@ from ..protocol import jsonrpc
 __all__ = ["ErrorType", "error_result", "render_text", "toon_text"]
 
 #: The kinds of failure a tool call reports.
-ErrorType = t.Literal["validation_error", "service_error", "not_found", "timeout"]
+ErrorType = t.Literal["validation_error", "service_error", "not_found", "timeout", "not_approved"]
 
 #: First line of a TOON text block, so a reader that does not know TOON knows what it sees.
 TOON_MARKER = "# format: toon"

@@ -128,6 +128,8 @@ _ERRORS: dict[Reason, tuple[int, str]] = {
     "tool_error": (500, "Error: {}"),
     "permission_denied": (403, "Forbidden: {}"),
     "rate_limited": (429, "Too Many Requests: {}"),
+    # A tool marked confirm: the human's approval cannot be asked for here.
+    "approval_required": (403, "Approval required: {}"),
 }
 
 

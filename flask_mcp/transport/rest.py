@@ -62,6 +62,8 @@ _ERRORS: dict[Reason, tuple[int, str]] = {
     "tool_error": (500, "Function error: {}"),
     "permission_denied": (403, "Forbidden: {}"),
     "rate_limited": (429, "Too Many Requests: {}"),
+    # A tool marked confirm: the human's approval cannot be asked for here.
+    "approval_required": (403, "Approval required: {}"),
 }
 
 #: Seconds browsers may keep the docs page's scripts and styles.

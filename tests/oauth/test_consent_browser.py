@@ -195,9 +195,13 @@ def provider(served: ServedExample, person: Person, storage: MemoryStorage) -> O
 
 
 @contextlib.asynccontextmanager
-async def connect(served: ServedExample, auth: OAuthClientProvider, mode: str) -> t.AsyncIterator[Client]:
+async def connect(
+    served: ServedExample, auth: OAuthClientProvider, mode: str, **options: t.Any
+) -> t.AsyncIterator[Client]:
+    """The SDK's client of the served example, signing in with *auth*; *options* go to ``Client``."""
     http_client = httpx2.AsyncClient(auth=auth, timeout=WAIT)
-    async with Client(streamable_http_client(served.base + "/mcp", http_client=http_client), mode=mode) as client:
+    transport = streamable_http_client(served.base + "/mcp", http_client=http_client)
+    async with Client(transport, mode=mode, **options) as client:
         yield client
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import typing as t
 from pathlib import Path
 
-from flask import Flask
+import pytest
+from flask import Flask, request
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from flask_mcp.oauth.limits import client_id_of
 from tests.oauth.conftest import RESOURCE, Flow, build_app
 from tests.oauth.test_machine_clients import add_client, credentials
 
@@ -98,3 +100,12 @@ def test_revocations_naming_a_public_client_spend_nothing_of_its_budget(tmp_path
         assert answer.status_code == 200
     tokens = flow.tokens("alice")
     assert [flow.refresh(tokens["refresh_token"]).status_code] == [200]
+
+
+@pytest.mark.parametrize("header", [" ", "Basic", "Basic %%%", "\t"])
+def test_a_blank_or_broken_basic_header_names_no_client_and_fails_nothing(header: str) -> None:
+    app = Flask(__name__)
+    with app.test_request_context(
+        "/oauth/token", method="POST", data={"client_id": "c1"}, headers={"Authorization": header}
+    ):
+        assert client_id_of(request) == "c1"

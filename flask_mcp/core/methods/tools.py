@@ -14,6 +14,8 @@ from ...protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, MCPError
 from ...results.convert import tool_result
 from ...results.formats import ErrorType, error_result
 from ...results.spill import spill_owner, spill_uri
+from ..approval import Approval
+from ..approve import approve
 from ..calls import check_arguments, execute_tool
 from ..input_requests import InputError
 from ..result_cache import keep_result
@@ -78,6 +80,9 @@ def call_tool(call: Call) -> dict[str, t.Any]:
         loaded = check_arguments(call, tool, arguments)
     except ma.ValidationError as exc:
         return _invalid_arguments(tool, arguments, exc)
+    approval = call.approval = approve(call, tool, arguments)  # before a task is created, too
+    if not approval.granted:
+        return not_approved(tool, approval)
     if tool.task_support != "forbidden" or call.params.get("task") is not None:
         created = start_task(call, tool, arguments)
         if created is not None:
@@ -94,6 +99,17 @@ def _invalid_arguments(tool: Tool, arguments: dict[str, t.Any], exc: ma.Validati
         value=arguments,
         include_value=policy.include_validation_value,
         error_format=policy.error_format,
+    )
+
+
+def not_approved(tool: Tool, approval: Approval) -> dict[str, t.Any]:
+    """The result of a call the human did not approve: it says so, and that nothing ran."""
+    how = {"declined": "declined", "cancelled": "cancelled", "expired": "did not answer in time for"}[approval.outcome]
+    return error_result(
+        f"The user {how} the approval of {tool.name!r}: the tool did not run and nothing was changed",
+        error_type="not_approved",
+        detail={"approval": approval.outcome},
+        error_format=tool.resolved.error_format,
     )
 
 

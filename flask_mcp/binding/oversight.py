@@ -1,0 +1,34 @@
+"""What the human oversees on an app: the approval of tools marked ``confirm``, and the audit trail."""
+
+from __future__ import annotations
+
+import functools
+
+from flask import Flask, current_app
+from flask_caching import Cache
+from flask_caching.backends import NullCache
+
+from ..config.settings import Settings
+from ..core.approval import Approvals
+from ..stores.approval_pages import CacheApprovalPages
+from ..stores.approvals import CacheLedger
+from ..stores.quota import StoreGuard
+from ..transport.approval_page import page_url
+from ..transport.sign_in import sign_in_of
+
+__all__ = ["approvals_for"]
+
+
+def approvals_for(app: Flask, name: str, settings: Settings, ephemeral: Cache, guard: StoreGuard | None) -> Approvals:
+    """How this server asks for approvals: forms, and the approval page when the app signs users in."""
+    if isinstance(app.extensions["cache"][ephemeral], NullCache):
+        # No shared store: an approval is spent once in this process's memory, and forms are the only way.
+        return Approvals(ttl=settings.approval.ttl, mode=settings.approval.mode)
+    pages = CacheApprovalPages(
+        ephemeral,
+        functools.partial(page_url, name),
+        lambda: sign_in_of(current_app) is not None,
+        settings.approval.ttl,
+        guard.reserve if guard is not None else None,
+    )
+    return Approvals(CacheLedger(ephemeral), ttl=settings.approval.ttl, mode=settings.approval.mode, pages=pages)

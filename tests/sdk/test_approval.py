@@ -1,0 +1,74 @@
+"""The official SDK's client approving (or not) a tool marked ``confirm``, in both eras."""
+
+from __future__ import annotations
+
+import typing as t
+
+import mcp_types as types
+import pytest
+from flask import Flask
+from mcp.client import ClientRequestContext
+from mcp.shared.exceptions import MCPError
+
+from flask_mcp import MCP
+from flask_mcp.core.approval import APPROVAL_META
+from flask_mcp.core.audit import arguments_digest
+from flask_mcp.sdk import connect
+
+from .conftest import ERAS
+
+pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("mode", ERAS)]
+
+
+@pytest.fixture
+def deleted() -> list[int]:
+    return []
+
+
+@pytest.fixture
+def app(make_app: t.Callable[..., Flask], deleted: list[int]) -> t.Iterator[Flask]:
+    mcp = MCP(name="notes")
+
+    @mcp.tool(confirm="Delete note {note_id}?")
+    def delete_note(note_id: int) -> str:
+        deleted.append(note_id)
+        return f"deleted {note_id}"
+
+    app = make_app(mcp, MCP_SSE_KEEPALIVE=0.05)
+    yield app
+    app.extensions["mcp"].server.tasks.runner.shutdown(wait=False)
+
+
+def answering(action: str, shown: list[types.ElicitRequestParams]) -> t.Any:
+    async def elicitation(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        shown.append(params)
+        return types.ElicitResult(action=action)  # type: ignore[arg-type]
+
+    return elicitation
+
+
+async def test_accepting_runs_the_tool_with_the_arguments_shown(app: Flask, mode: str, deleted: list[int]) -> None:
+    shown: list[types.ElicitRequestParams] = []
+    async with connect(app, mode=mode, elicitation_callback=answering("accept", shown)) as client:
+        result = await client.call_tool("delete_note", {"note_id": 7})
+    assert result.is_error is False and result.content[0].text == "deleted 7"  # type: ignore[union-attr]
+    assert deleted == [7]
+    (params,) = shown
+    assert params.message.startswith("Delete note 7?") and '"note_id":7' in params.message
+    meta = (params.meta or {})[APPROVAL_META]
+    assert meta == {"tool": "delete_note", "argumentsDigest": arguments_digest({"note_id": 7})}
+
+
+async def test_declining_runs_nothing(app: Flask, mode: str, deleted: list[int]) -> None:
+    async with connect(app, mode=mode, elicitation_callback=answering("decline", [])) as client:
+        result = await client.call_tool("delete_note", {"note_id": 7})
+    assert result.is_error is True and "declined" in result.content[0].text  # type: ignore[union-attr]
+    assert deleted == []
+
+
+async def test_a_client_without_elicitation_is_refused(app: Flask, mode: str, deleted: list[int]) -> None:
+    async with connect(app, mode=mode) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("delete_note", {"note_id": 7})
+    assert "elicitation" in str(refused.value)
+    assert deleted == []
