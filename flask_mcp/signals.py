@@ -21,6 +21,10 @@ app context). :data:`tool_called`, :data:`resource_read` and
 ``client_info``, ``session_ended`` with ``reason`` (``"deleted"`` or
 ``"expired"``).
 
+:data:`call_audited` is sent with ``record`` (an
+:class:`~flask_mcp.core.audit.AuditRecord`) as the audit trail
+(``MCP_AUDIT``) takes each ended call, to copy it to other sinks.
+
 Nothing is built or timed while no receiver is connected.
 """
 
@@ -30,9 +34,18 @@ import typing as t
 
 from flask import current_app, has_app_context
 
-from .core.hooks import namespace, prompt_got, resource_read, session_ended, session_started, tool_called
+from .core.hooks import (
+    call_audited,
+    namespace,
+    prompt_got,
+    resource_read,
+    session_ended,
+    session_started,
+    tool_called,
+)
 
 __all__ = [
+    "call_audited",
     "current_sender",
     "namespace",
     "prompt_got",

@@ -24,6 +24,7 @@ from flask_mcp import MCP
 from flask_mcp.globals import state_for
 from flask_mcp.testing import MCPTestClient, SchemaValidator
 from flask_mcp.testing.schema_checks import official_schema
+from tests.oauth.postgres import PostgresCluster, databases, unavailable_reason
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = official_schema("2025-11-25")
@@ -300,3 +301,37 @@ def no_thread_outlives_its_test(monkeypatch: pytest.MonkeyPatch) -> t.Iterator[N
         ended.wait(0.01)  # polling a real condition: the threads' own end
         deadline -= 1
     assert not left, f"flask_mcp threads outlived the test: {sorted(thread.name for thread in left)}"
+
+
+# -- databases: SQLite, or a PostgreSQL cluster of the test run's own ----------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> t.Iterator[PostgresCluster]:
+    """A PostgreSQL cluster of the test run's own (skips, saying why, when the server cannot be had)."""
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    cluster = PostgresCluster(free_port())
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def database_uri(request: pytest.FixtureRequest, tmp_path: Path) -> t.Iterator[str]:
+    """Where the app's tables live: SQLite, or a fresh PostgreSQL database.
+
+    SQLite unless a test parametrizes it (``indirect=True``) with ``"postgresql"``.
+    """
+    kind = getattr(request, "param", "sqlite")
+    if kind == "sqlite":
+        yield f"sqlite:///{tmp_path / 'app.sqlite3'}"
+        return
+    assert kind == "postgresql", kind
+    yield from databases(request.getfixturevalue("postgres_cluster"))
+
+
+#: Run a module's tests on both databases: ``pytestmark = BOTH_DATABASES``.
+BOTH_DATABASES = pytest.mark.parametrize("database_uri", ["sqlite", "postgresql"], indirect=True)

@@ -31,6 +31,8 @@ LAYERS: list[tuple[str, ...]] = [
     # What the extension serves from the rest of the app, the command line, the test tools and
     # the tracer given to the core: built on the transports, none importing another.
     ("integrations", "cli", "testing", "telemetry"),
+    # The audit trail: its table, its writer, and ``flask mcp audit`` (drawn with the CLI's tables).
+    ("audit",),
     # The Flask binding: the extension object, what init_app builds on an app, the signals it sends.
     ("binding",),
     # The OAuth authorization server (an optional extra) is built on an MCP server and on Flask.

@@ -8,15 +8,21 @@ from flask import Flask, current_app
 from flask_caching import Cache
 from flask_caching.backends import NullCache
 
+from ..audit.commands import audit_command
+from ..audit.log import AuditLog
+from ..cli.commands import EXTRA_COMMANDS
 from ..config.settings import Settings
 from ..core.approval import Approvals
+from ..core.audit import AuditRecord
+from ..core.hooks import call_audited
+from ..signals import current_sender
 from ..stores.approval_pages import CacheApprovalPages
 from ..stores.approvals import CacheLedger
 from ..stores.quota import StoreGuard
 from ..transport.approval_page import page_url
 from ..transport.sign_in import sign_in_of
 
-__all__ = ["approvals_for"]
+__all__ = ["approvals_for", "audit_for"]
 
 
 def approvals_for(app: Flask, name: str, settings: Settings, ephemeral: Cache, guard: StoreGuard | None) -> Approvals:
@@ -32,3 +38,17 @@ def approvals_for(app: Flask, name: str, settings: Settings, ephemeral: Cache, g
         guard.reserve if guard is not None else None,
     )
     return Approvals(CacheLedger(ephemeral), ttl=settings.approval.ttl, mode=settings.approval.mode, pages=pages)
+
+
+def audit_for(app: Flask, settings: Settings) -> AuditLog | None:
+    """The audit trail of *app* when ``MCP_AUDIT`` is set (one for every server of the app)."""
+    # ``flask mcp audit`` on every app: without the trail it says how to turn it on.
+    app.extensions.setdefault(EXTRA_COMMANDS, {})["audit"] = audit_command
+    if not settings.audit.enabled:
+        return None
+
+    def sent(record: AuditRecord) -> None:
+        if call_audited.receivers:
+            call_audited.send(current_sender(), record=record)
+
+    return AuditLog.for_app(app, settings.audit, sent=sent)

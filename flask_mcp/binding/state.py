@@ -49,7 +49,7 @@ from ..telemetry import TelemetrySettings, tracer_for
 from ..transport.guard import RequestGuard
 from ..transport.stream_slots import StreamSlots
 from . import caches
-from .oversight import approvals_for
+from .oversight import approvals_for, audit_for
 
 if t.TYPE_CHECKING:
     from ..extension import MCP
@@ -150,6 +150,9 @@ class MCPState:
         watcher, the body watchdog, the tasks' heartbeat) ends on its own
         once it has nothing left to do. Running tasks are not waited for.
         """
+        audit = getattr(self.server.audit, "close", None)
+        if callable(audit):
+            audit()  # what is buffered is written; the writer's thread ends
         runner = getattr(self.server.tasks, "runner", None)
         stop = getattr(runner, "shutdown", None)
         if callable(stop):
@@ -383,6 +386,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         # Task records too: every process answers for a task, whichever runs it.
         server.tasks = build_tasks(app, mcp.blueprint.name, settings, ephemeral, limiter, guard)
     server.approvals = approvals_for(app, mcp.blueprint.name, settings, ephemeral, guard)
+    server.audit = audit_for(app, settings)
     return MCPState(
         mcp,
         settings,

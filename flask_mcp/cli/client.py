@@ -152,7 +152,7 @@ def request(
     state = state_of(app)
     listener = listener if listener is not None else NotificationPrinter()
     meta: dict[str, t.Any] = {"progressToken": PROGRESS_TOKEN}
-    client = ClientState()
+    client = ClientState(surface="cli")
     if era == "modern":
         meta.update(
             {

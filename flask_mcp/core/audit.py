@@ -88,6 +88,11 @@ class AuditRecord:
 class AuditSink(t.Protocol):
     """Takes each record as its call ends; never blocks the call and never raises."""
 
+    #: Whether ``resources/read`` and ``prompts/get`` are recorded too (``MCP_AUDIT_READS``).
+    reads: bool
+    #: Whether records keep the arguments, without secret fields (``MCP_AUDIT_ARGUMENTS``).
+    arguments: bool
+
     def record(self, record: AuditRecord) -> None:
         """Keep *record* (queue it for writing)."""
         ...

@@ -8,9 +8,10 @@ are the same on every surface:
 * :func:`load_arguments` admits the caller and binds the arguments;
 * :func:`run_tool` invokes the tool (in its transaction, within its time limit);
 * :func:`read_contents` admits the caller and reads a resource;
-* :func:`call_tool_json` and :func:`read_resource` run those steps for
-  adapters that speak plain JSON rather than JSON-RPC: they build the
-  :class:`~flask_mcp.core.server.Call` themselves, so no adapter fakes one.
+* :func:`read_resource` runs those steps for an adapter that speaks plain
+  JSON rather than JSON-RPC, as :func:`~flask_mcp.core.direct_calls.call_tool_json`
+  does for a tool: they build the :class:`~flask_mcp.core.client.Call`
+  themselves, so no adapter fakes one.
 """
 
 from __future__ import annotations
@@ -23,14 +24,11 @@ import marshmallow as ma
 from ..components.model import Resource, ResourceTemplate
 from ..components.signature_checks import unsupplied_message
 from ..policies.execution import in_transaction, with_timeout
-from ..protocol import jsonrpc
-from ..protocol.errors import NotFoundError, ToolError, describe_exception, describe_validation_error, is_expected
-from ..protocol.jsonrpc import INVALID_PARAMS, PERMISSION_DENIED, RATE_LIMITED, RESOURCE_NOT_FOUND, MCPError
-from ..results.convert import resource_contents, tool_value
-from ..results.output import OutputMismatch
+from ..protocol.errors import NotFoundError, ToolError, describe_validation_error, is_expected
+from ..protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
+from ..results.convert import resource_contents
 from ..results.spill import spill_owner, spill_token
-from .approval_pages import URL_ELICITATION_REQUIRED
-from .approve import approve
+from .audit_calls import audited
 from .client import Call, ClientState
 from .hooks import resource_read, tool_called
 from .result_cache import cached_value, watching_questions
@@ -41,9 +39,6 @@ if t.TYPE_CHECKING:
     from .server import Server
 
 __all__ = [
-    "DirectCallFailed",
-    "Reason",
-    "call_tool_json",
     "check_arguments",
     "execute_tool",
     "load_arguments",
@@ -236,141 +231,19 @@ def read_resource(server: Server, uri: str, principal: Principal | None = None) 
         than the server allows.
     :raises Exception: one of ``server.unavailable`` when the store did not answer.
     """
-    call = Call(server, ClientState(), "resources/read", {"uri": uri}, principal=principal)
+    call = Call(server, ClientState(surface="rest"), "resources/read", {"uri": uri}, principal=principal)
+
+    def read(call: Call) -> dict[str, t.Any]:
+        return read_contents(call, server.bounded_uri(uri))
+
     tracer = server.tracer
     if tracer is None:
-        return read_contents(call, server.bounded_uri(uri))
+        return read(call) if server.audit is None else audited(server, call, read)
     with tracer.message("resources/read", call.params, None, call.state) as trace:
         try:
-            result = read_contents(call, server.bounded_uri(uri))
+            result = read(call) if server.audit is None else audited(server, call, read)
         except MCPError as exc:
             trace.failed(str(exc.code), exc.message, exc.code)
             raise
         trace.answered(None)
         return result
-
-
-# -- tool calls without JSON-RPC ---------------------------------------------------------------
-
-
-#: Why a direct call produced no value.
-Reason = t.Literal[
-    "unknown_tool",
-    "invalid_arguments",
-    "not_found",
-    "tool_error",
-    "permission_denied",
-    "rate_limited",
-    "approval_required",
-]
-
-#: Protocol errors a direct call reports as themselves rather than as a tool failure.
-_POLICY_REASONS: dict[int, Reason] = {PERMISSION_DENIED: "permission_denied", RATE_LIMITED: "rate_limited"}
-
-
-class DirectCallFailed(Exception):
-    """A direct tool call failed; the adapter words it and picks the status.
-
-    :param reason: what went wrong.
-    :param message: the detail (tool name, field messages, the tool's message).
-    :param data: the error's ``data`` for ``permission_denied`` (``requiredScopes``)
-        and ``rate_limited`` (``retryAfter``).
-    """
-
-    def __init__(self, reason: Reason, message: str, data: t.Any = None) -> None:
-        super().__init__(message)
-        self.reason: Reason = reason
-        self.message = message
-        self.data = data
-
-    @property
-    def policy_code(self) -> int | None:
-        """The JSON-RPC code of a permission denial or rate limit, so adapters can map it like HTTP does."""
-        return next((code for code, reason in _POLICY_REASONS.items() if reason == self.reason), None)
-
-
-def call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], principal: Principal | None = None) -> bytes:
-    """Run tool *name* and return ``{"result": value}`` encoded as JSON.
-
-    The call has no channel: a :class:`~flask_mcp.Context`'s notifications
-    are dropped and its requests to the client refused.
-
-    :raises DirectCallFailed: unknown tool, invalid arguments, a
-        :class:`~flask_mcp.NotFoundError` from the tool, or any other failure
-        (detail masked unless the server exposes errors; a value that does
-        not fit the output schema is described as ``tools/call`` describes
-        it), a permission denial or a rate limit.
-    :raises Exception: one of ``server.unavailable`` when the store did not answer.
-
-    :param principal: the authenticated caller, as ``tools/call`` would see it.
-    """
-    tracer = server.tracer
-    if tracer is None:
-        return _call_tool_json(server, name, arguments, principal)
-    with tracer.message("tools/call", {"name": name, "arguments": arguments}, None, ClientState()) as trace:
-        try:
-            body = _call_tool_json(server, name, arguments, principal)
-        except DirectCallFailed as exc:
-            trace.failed(exc.reason, exc.message, exc.policy_code)
-            raise
-        trace.answered(None)
-        return body
-
-
-def _call_tool_json(server: Server, name: str, arguments: dict[str, t.Any], principal: Principal | None) -> bytes:
-    tool = server.registry.tools.get(name)
-    if tool is None:
-        raise DirectCallFailed("unknown_tool", name)
-    call = Call(server, ClientState(), "tools/call", {"name": name, "arguments": arguments}, principal=principal)
-    call.component = tool
-    call.cacheable = False  # the tool runs: its plain value is the answer, not a kept CallToolResult
-    try:
-        loaded = check_arguments(call, tool, arguments)
-    except ma.ValidationError as exc:
-        raise DirectCallFailed("invalid_arguments", describe_validation_error(exc)) from None
-    except MCPError as exc:
-        if exc.code in _POLICY_REASONS:
-            raise DirectCallFailed(_POLICY_REASONS[exc.code], exc.message, exc.data) from None
-        raise
-    _approved(call, tool, arguments)
-    try:
-        value = execute_tool(call, tool, loaded, arguments.keys())
-    except MCPError as exc:
-        if exc.code not in _POLICY_REASONS:
-            raise DirectCallFailed("tool_error", describe_exception(exc, expose=server.expose_errors)) from None
-        raise DirectCallFailed(_POLICY_REASONS[exc.code], exc.message, exc.data) from None
-    except NotFoundError as exc:
-        raise DirectCallFailed("not_found", str(exc)) from None
-    except ma.ValidationError as exc:  # a value the tool found invalid itself (a route's URL variable)
-        raise DirectCallFailed("invalid_arguments", describe_validation_error(exc)) from None
-    except server.unavailable:
-        raise  # the store is down: the adapter answers 503
-    except Exception as exc:
-        raise DirectCallFailed("tool_error", describe_exception(exc, expose=server.expose_errors)) from None
-    try:
-        return jsonrpc.encode({"result": tool_value(value, tool.output_schema, tool=name)})
-    except OutputMismatch as exc:  # logged where it was found
-        raise DirectCallFailed("tool_error", exc.message) from None
-    except (TypeError, ValueError) as exc:
-        # The tool worked but returned something JSON cannot carry (NaN, a custom object).
-        logger.exception("tool %r returned a value that is not JSON", name)
-        raise DirectCallFailed("tool_error", f"the tool returned a value that cannot be sent as JSON ({exc})") from None
-
-
-def _approved(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> None:
-    # Nobody can be shown a form over plain JSON: only the approval page can approve a direct call.
-    try:
-        approval = approve(call, tool, arguments)
-    except MCPError as exc:
-        if exc.code == URL_ELICITATION_REQUIRED:
-            raise DirectCallFailed("approval_required", exc.message, exc.data) from None
-        raise DirectCallFailed(
-            "approval_required",
-            f"the tool {tool.name!r} runs only once the user approves it, which this endpoint cannot ask for; "
-            "call it over MCP from a client that can show the question",
-        ) from None
-    call.approval = approval
-    if not approval.granted:
-        raise DirectCallFailed(
-            "approval_required", f"the user {approval.outcome} the call of {tool.name!r}: nothing ran"
-        )

@@ -15,6 +15,7 @@ from ..policies.ratelimit import caller_key
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import MCPError
 from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION, MODERN_PROTOCOL_VERSIONS
+from .audit import Surface
 from .context import Channel, Context
 from .subscriptions import LocalSubscriptions, Subscriptions
 
@@ -47,6 +48,9 @@ class ClientState:
     changed: bool = dataclasses.field(default=False, compare=False)
     #: The transport's session id, if any; not persisted.
     session_id: str | None = dataclasses.field(default=None, compare=False)
+    #: Where the client's calls come in (``"mcp"``, ``"stdio"``, ``"cli"``), as the audit trail records it;
+    #: set by the transport, not persisted.
+    surface: Surface = dataclasses.field(default="mcp", compare=False)
 
     @property
     def modern(self) -> bool:

@@ -49,6 +49,7 @@ __all__ = [
     "CallInfo",
     "Hooks",
     "OnError",
+    "call_audited",
     "namespace",
     "prompt_got",
     "resource_read",
@@ -69,6 +70,9 @@ prompt_got = namespace.signal("prompt-got", doc="A prompts/get finished (result 
 session_started = namespace.signal("session-started", doc="initialize created a session.")
 #: Sent when a session was deleted (``DELETE``) or found past ``MCP_SESSION_MAX_AGE``.
 session_ended = namespace.signal("session-ended", doc="A session was deleted, or found past its maximum age.")
+#: Sent with ``record`` (an :class:`~flask_mcp.core.audit.AuditRecord`) as the audit trail takes each
+#: ended call (``MCP_AUDIT``), before it is written: for other sinks.
+call_audited = namespace.signal("call-audited", doc="The audit trail took the record of an ended call.")
 
 Kind = t.Literal["tool", "resource", "prompt"]
 

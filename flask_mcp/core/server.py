@@ -38,7 +38,8 @@ from ..protocol.strict_json import DEFAULT_LIMITS, JSONLimits
 from ..results.spill import ResultStore
 from . import modern
 from .approval import Approvals
-from .audit import AuditSink
+from .audit import AuditSink, Surface
+from .audit_calls import audited
 from .client import Call, ClientState
 from .context import Channel
 from .hooks import Hooks
@@ -379,7 +380,9 @@ class Server:
                     logger.exception("MCP notification handler %r failed", message.method)
             return None
         if self.modern_era and is_modern(message.params):
-            return self.respond(message.id, message.method, self._modern, message, channel, principal, envelope)
+            return self.respond(
+                message.id, message.method, self._modern, message, channel, principal, envelope, state.surface
+            )
         return self.respond(message.id, message.method, self._handshake, message, state, channel, principal)
 
     def _handshake(
@@ -390,7 +393,8 @@ class Server:
             raise MCPError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}")
         # Every method's params are checked alike before its handler reads them (-32602).
         params = validate_params(message.method, message.params)
-        return handler(Call(self, state, message.method, params, message.id, channel, principal))
+        call = Call(self, state, message.method, params, message.id, channel, principal)
+        return handler(call) if self.audit is None else audited(self, call, handler)
 
     def _modern(
         self,
@@ -398,6 +402,7 @@ class Server:
         channel: Channel | None,
         principal: Principal | None,
         envelope: Envelope | None,
+        surface: Surface = "mcp",
     ) -> dict[str, t.Any]:
         # The request says everything about its client: nothing is read from a session.
         if envelope is None:
@@ -412,6 +417,7 @@ class Server:
             client_info=envelope.client_info,
             capabilities=envelope.capabilities,
             log_level=envelope.log_level,
+            surface=surface,
         )
         call = Call(self, client, message.method, params, message.id, channel, principal)
         if message.method in ROUND_METHODS:
@@ -419,7 +425,7 @@ class Server:
                 raise MCPError(jsonrpc.INTERNAL_ERROR, "input rounds need a requestState sealer; none was given")
             call.round = Round(call, self.sealer, self.max_request_state, lenient=self._asks_approval(call))
         try:
-            result = handler(call)
+            result = handler(call) if self.audit is None else audited(self, call, handler)
         except InputRequired as pending:
             result = t.cast(Round, call.round).result(pending)
         return modern.finish(call, result)

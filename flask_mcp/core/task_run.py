@@ -20,10 +20,14 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import typing as t
 
 from ..policies.principal import Principal
 from ..protocol.jsonrpc import INTERNAL_ERROR, MCPError
+from .approval import APPROVAL_META, Approval
+from .audit import Outcome
+from .audit_calls import error_outcome, record_call, result_outcome
 from .client import Call, ClientState
 from .heartbeats import HEARTBEATS, stamp
 from .methods.tools import run_in_task
@@ -134,13 +138,44 @@ def _run(server: Server, tasks: Tasks, task_id: str) -> None:
         return
     except MCPError as exc:
         end(store, task_id, "failed", error=exc)
+        _audit(call, record, *error_outcome(exc.code))
         return
     except Exception as exc:  # a bug: logged, and the task says so rather than staying "working"
         logger.exception("task %s of tool %r failed", task_id, record.tool)
         end(store, task_id, "failed", error=server.internal_error(exc))
+        _audit(call, record, "tool_error", "-32603")
         return
     failed = bool(result.get("isError")) and record.era == "handshake"  # 2025-11-25: an error result fails it
     end(store, task_id, "failed" if failed else "completed", result=result)
+    _audit(call, record, *result_outcome(result, None), cancelled=call.channel.cancelled())
+
+
+def _audit(call: Call, record: TaskRecord, outcome: Outcome, code: str | None, *, cancelled: bool = False) -> None:
+    """The audit record of the task's call, as it ends: from its creation to now."""
+    sink = call.server.audit
+    if sink is None:
+        return
+    asked = record.meta.get(APPROVAL_META)
+    approval = None
+    if isinstance(asked, dict):
+        approval = Approval(asked.get("outcome", "accepted"), asked.get("mode"), asked.get("approver"))
+    now = time.time()
+    call.state.session_id = record.owner.partition("\x00")[2] or None
+    record_call(
+        sink,
+        kind="tool",
+        name=record.tool,
+        arguments=record.arguments,
+        started=record.created_at,
+        duration=max(0.0, now - record.created_at),
+        outcome="cancelled" if cancelled else outcome,
+        surface="task",
+        principal=call.principal,
+        state=call.state,
+        tool=call.component,
+        approval=approval,
+        error_code=code,
+    )
 
 
 def _run_traced(call: Call, tool: Tool, arguments: dict[str, t.Any]) -> dict[str, t.Any]:

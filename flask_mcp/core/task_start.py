@@ -18,6 +18,7 @@ from __future__ import annotations
 import typing as t
 
 from ..protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CAPABILITY, MCPError
+from .approval import APPROVAL_META
 from .tasks import EXTENSION
 
 if t.TYPE_CHECKING:
@@ -116,6 +117,10 @@ def _meta(call: Call) -> dict[str, t.Any]:
     # context of the call that creates it, so that its runs (in any process) continue that trace.
     tracer = call.server.tracer
     kept: dict[str, t.Any] = {} if tracer is None else tracer.outgoing({}).get("_meta", {})
+    approval = call.approval
+    if approval is not None and approval.outcome != "none":
+        # Asked before the task was created: the audit record of its end says how it was approved.
+        kept[APPROVAL_META] = {"outcome": approval.outcome, "mode": approval.mode, "approver": approval.approver}
     meta = call.params.get("_meta")
     if not isinstance(meta, dict) or "progressToken" not in meta:
         return kept

@@ -11,14 +11,16 @@ the client and URI were validated) or to the app's own login view with a
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import typing as t
 from urllib.parse import urlsplit
 
 from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749 import OAuth2Error
-from flask import Response, redirect, render_template, request, url_for
+from flask import Response, current_app, redirect, render_template, request, url_for
 
+from ..audit import audit_log_of, read_records
 from ..transport.form_tokens import FormTokens
 from .client_documents import is_document_client_id
 from .grants import GrantedUser
@@ -27,7 +29,14 @@ from .tokens import oauth_state
 if t.TYPE_CHECKING:
     from .server import OAuthState
 
-__all__ = ["authorize_view", "connections_view", "revoke_connection_view", "service_name"]
+__all__ = [
+    "RECENT_CALLS",
+    "authorize_view",
+    "connections_view",
+    "recent_calls",
+    "revoke_connection_view",
+    "service_name",
+]
 
 #: The Flask session key of the CSRF nonce (a random value, no credential).
 NONCE_KEY = "_mcp_oauth_nonce"
@@ -184,12 +193,14 @@ def connections_view() -> Response:
         login = state.users.login_url(state.settings.login_view, request.path)
         return t.cast(Response, redirect(login)) if login else _error_page(401, "login_required", "Sign in first.")
     subject = state.users.subject(user)
+    calls = recent_calls(subject)
     rows = [
         {
             "client_id": consent.client_id,
             "client_name": client.client_name if client is not None else consent.client_id,
             "scopes": [(scope, state.scopes.describe(scope)) for scope in sorted(consent.scopes)],
             "granted_at": consent.granted_at,
+            "calls": calls(consent.client_id),
         }
         for consent, client in state.store.connections(subject)
     ]
@@ -217,3 +228,29 @@ def revoke_connection_view() -> Response:
     if isinstance(client_id, str) and client_id:
         state.store.revoke_connection(subject, client_id)
     return t.cast(Response, redirect(url_for("mcp_oauth.connections"), code=303))
+
+
+#: The calls of each connected client the connections page shows, newest first.
+RECENT_CALLS = 5
+
+
+def recent_calls(subject: str) -> t.Callable[[str], list[dict[str, str]]]:
+    """The recent calls a client made as *subject*, from the audit trail (none when it is off)."""
+    log = audit_log_of(current_app)
+    if log is None:
+        return lambda client_id: []
+    log.writer.flush(1.0)  # this process's own calls are shown too
+
+    def of(client_id: str) -> list[dict[str, str]]:
+        found = read_records(log.engine, principal=subject, client=client_id, limit=RECENT_CALLS)
+        return [
+            {
+                "time": datetime.datetime.fromtimestamp(call.time, tz=datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                "tool": call.tool,
+                "outcome": call.outcome,
+                "approval": call.approval,
+            }
+            for call in found
+        ]
+
+    return of

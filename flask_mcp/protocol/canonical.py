@@ -7,9 +7,8 @@ to, and an audit row records.
 from __future__ import annotations
 
 import hashlib
+import json
 import typing as t
-
-from . import jsonrpc
 
 __all__ = ["arguments_digest", "canonical"]
 
@@ -30,7 +29,8 @@ def arguments_digest(arguments: t.Mapping[str, t.Any]) -> str:
     any call the server was sent has a digest.
     """
     try:
-        text = jsonrpc.dumps(canonical(dict(arguments)))
+        # The standard library's encoder, keys sorted at every depth: the same bytes in every process.
+        text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
         text = repr(canonical(dict(arguments)))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

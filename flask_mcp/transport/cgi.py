@@ -18,7 +18,7 @@ this adapter (``Invalid JSON: <detail>``, ``Error: <message>``), it must not
 depend on ``MCP_REST_ENABLED``, and the OpenAPI document must describe the
 paths CGI serves rather than the REST prefix. The steps that matter are
 shared with the REST adapter and ``tools/call`` through
-:func:`~flask_mcp.core.calls.call_tool_json` (:mod:`flask_mcp.core.calls`),
+:func:`~flask_mcp.core.direct_calls.call_tool_json` (:mod:`flask_mcp.core.calls`),
 so validation, invocation, error masking and result conversion cannot drift
 apart.
 """
@@ -37,7 +37,7 @@ from wsgiref.util import guess_scheme
 from flask import Response, request
 
 from ..auth.gate import Unauthorized, error_status
-from ..core.calls import DirectCallFailed, Reason, call_tool_json
+from ..core.direct_calls import DirectCallFailed, Reason, call_tool_json
 from ..globals import state_of
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import MCPError
@@ -137,7 +137,7 @@ def _call_tool(
     state: MCPState, name: str, arguments: dict[str, t.Any], principal: Principal | None = None
 ) -> CGIResponse:
     try:
-        return CGIResponse(200, call_tool_json(state.server, name, arguments, principal))
+        return CGIResponse(200, call_tool_json(state.server, name, arguments, principal, surface="cgi"))
     except DirectCallFailed as exc:
         status, wording = _ERRORS[exc.reason]
         headers = None

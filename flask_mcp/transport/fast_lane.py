@@ -24,8 +24,11 @@ and the method table) costs more than the work itself. The lane is two steps:
 
 from __future__ import annotations
 
+import time
 import typing as t
 
+from ..core.audit_calls import error_outcome, record_call, result_outcome
+from ..core.client import ClientState
 from ..core.modern import completed
 from ..protocol import jsonrpc
 from ..protocol.envelope import PROTOCOL_VERSION, check_version_of, read_envelope, served_revision
@@ -40,6 +43,7 @@ if t.TYPE_CHECKING:
     from flask import Response
 
     from ..binding.state import MCPState
+    from ..core.audit import AuditSink
     from ..core.plain_calls import PlainCall
     from ..core.server import Server
     from ..policies.principal import Principal
@@ -61,6 +65,8 @@ class LaneCall(t.NamedTuple):
     #: The tool function's keyword arguments.
     kwargs: dict[str, t.Any]
     modern: bool
+    #: The call's params, as sent (what the audit trail records).
+    params: dict[str, t.Any]
 
 
 def recognise(state: MCPState, environ: WSGIEnvironment, payload: t.Any) -> LaneCall | None:
@@ -91,6 +97,8 @@ def recognise(state: MCPState, environ: WSGIEnvironment, payload: t.Any) -> Lane
     version = environ.get(_VERSION_KEY)
     named = meta is not None and PROTOCOL_VERSION in meta
     modern = server.modern_era and (version in MODERN_PROTOCOL_VERSIONS or named)
+    if server.audit is not None and not modern:
+        return None  # the audit trail records the client's declared name, which only the session has
     if modern:
         if server.sealer is None:
             return None
@@ -105,7 +113,7 @@ def recognise(state: MCPState, environ: WSGIEnvironment, payload: t.Any) -> Lane
     kwargs = plain.load(arguments)
     if kwargs is None:
         return None
-    return LaneCall(request_id, name, tools, plain, kwargs, modern)
+    return LaneCall(request_id, name, tools, plain, kwargs, modern, params)
 
 
 def _modern_checks_pass(
@@ -138,11 +146,39 @@ def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal:
     plain, kwargs, modern = call.plain, call.kwargs, call.modern
     if server.registry.tools is not call.tools and server.plain_call(call.name) is not plain:
         return None  # another process's change, just applied, took the tool away or replaced it
-    if modern:
+    if server.audit is not None:
+        response = _audited(server, call, principal)
+    elif modern:
         response = server.respond(call.request_id, "tools/call", _modern_result, server, plain, kwargs)
     else:
         response = server.respond(call.request_id, "tools/call", plain.run, server, kwargs)
     return json_answer(state, response, modern)
+
+
+def _audited(server: Server, call: LaneCall, principal: Principal | None) -> dict[str, t.Any]:
+    # A modern call: its envelope names the client and the revision.
+    started, clock = time.time(), time.perf_counter()
+    response = server.respond(call.request_id, "tools/call", _modern_result, server, call.plain, call.kwargs)
+    error = response.get("error")
+    outcome, code = error_outcome(error["code"]) if error is not None else result_outcome(response["result"], None)
+    envelope = read_envelope(call.params, check_version=False)
+    client = ClientState(envelope.protocol_version, envelope.client_info, envelope.capabilities)
+    arguments = call.params.get("arguments") or {}
+    record_call(
+        t.cast("AuditSink", server.audit),
+        kind="tool",
+        name=call.name,
+        arguments=arguments,
+        started=started,
+        duration=time.perf_counter() - clock,
+        outcome=outcome,
+        surface="mcp",
+        principal=principal,
+        state=client,
+        tool=call.plain.tool,
+        error_code=code,
+    )
+    return response
 
 
 def _modern_result(server: Server, plain: PlainCall, kwargs: dict[str, t.Any]) -> dict[str, t.Any]:

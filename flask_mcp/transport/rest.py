@@ -22,7 +22,8 @@ from flask import Flask, Response, current_app, has_request_context, request, se
 from werkzeug.exceptions import NotFound
 
 from ..auth.gate import Unauthorized, error_status
-from ..core.calls import DirectCallFailed, Reason, call_tool_json, read_resource
+from ..core.calls import read_resource
+from ..core.direct_calls import DirectCallFailed, Reason, call_tool_json
 from ..globals import current_state
 from ..policies.principal import Principal
 from ..protocol import jsonrpc

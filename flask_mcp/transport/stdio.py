@@ -167,7 +167,7 @@ class StdioServer:
         self.stdin = stdin
         self.stdout = stdout
         #: The session: the process serves exactly one client.
-        self.client = ClientState()
+        self.client = ClientState(surface="stdio")
         #: When the session began (seconds since the epoch), for its duration's metric.
         self.started = time.time()
         #: Set once stdin reached EOF; waiting handlers then give up.

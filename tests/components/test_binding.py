@@ -11,8 +11,8 @@ from flask import Flask, request
 
 from flask_mcp import MCP, ArgumentBinding, Context, Principal, UnknownArguments
 from flask_mcp.components.binding import MAX_LISTED_UNKNOWN, RESERVED_NAMES
-from flask_mcp.core.calls import DirectCallFailed, call_tool_json
 from flask_mcp.core.client import ClientState
+from flask_mcp.core.direct_calls import DirectCallFailed, call_tool_json
 from flask_mcp.protocol import jsonrpc
 from flask_mcp.testing import MCPTestClient
 

@@ -10,7 +10,7 @@ from marshmallow import Schema, fields
 from flask_mcp import NotFoundError, ToolError
 from flask_mcp.components.build import build_tool
 from flask_mcp.components.registry import Registry
-from flask_mcp.core.calls import DirectCallFailed, call_tool_json
+from flask_mcp.core.direct_calls import DirectCallFailed, call_tool_json
 from flask_mcp.core.server import Server
 
 

@@ -15,7 +15,6 @@ from flask import Flask, redirect, request, session
 from flask_mcp import MCP, ScopeRequired
 from flask_mcp.auth import current_principal
 from flask_mcp.oauth import OAuthServer
-from tests.oauth.postgres import PostgresCluster, databases, unavailable_reason
 
 RESOURCE = "http://localhost/mcp"
 ISSUER = "http://localhost"
@@ -65,37 +64,7 @@ def build_app(tmp_path: Path, **config: t.Any) -> Flask:
     return app
 
 
-@pytest.fixture(scope="session")
-def postgres_cluster() -> t.Iterator[PostgresCluster]:
-    """A PostgreSQL cluster of the test run's own (skips, saying why, when the server cannot be had)."""
-    reason = unavailable_reason()
-    if reason is not None:
-        pytest.skip(reason)
-    from tests.conftest import free_port
-
-    cluster = PostgresCluster(free_port())
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture
-def database_uri(request: pytest.FixtureRequest, tmp_path: Path) -> t.Iterator[str]:
-    """Where the app's tables live: SQLite, or a fresh PostgreSQL database.
-
-    SQLite unless a test parametrizes it (``indirect=True``) with ``"postgresql"``.
-    """
-    kind = getattr(request, "param", "sqlite")
-    if kind == "sqlite":
-        yield f"sqlite:///{tmp_path / 'oauth.sqlite3'}"
-        return
-    assert kind == "postgresql", kind
-    yield from databases(request.getfixturevalue("postgres_cluster"))
-
-
-#: Run a module's tests on both databases: ``pytestmark = BOTH_DATABASES``.
-BOTH_DATABASES = pytest.mark.parametrize("database_uri", ["sqlite", "postgresql"], indirect=True)
+# The databases the app's tables live in (``database_uri``, ``BOTH_DATABASES``) are tests/conftest.py's.
 
 
 @pytest.fixture

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import typing as t
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from flask import Flask
 
-from tests.oauth.conftest import BOTH_DATABASES, Flow, call_tool, csrf_of
+from tests.conftest import BOTH_DATABASES
+from tests.oauth.conftest import Flow, build_app, call_tool, csrf_of
 
 # Remembered consents (one row per user and client) and connections on SQLite and on PostgreSQL.
 pytestmark = BOTH_DATABASES
@@ -152,3 +154,20 @@ def test_next_is_always_a_path_on_this_site(app: Flask) -> None:
         assert not login.netloc and login.path.endswith("/login")
         next_url = parse_qs(login.query)["next"][0]
         assert next_url.startswith("/oauth/authorize?")
+
+
+def test_the_connections_page_shows_each_clients_recent_calls(tmp_path: t.Any, database_uri: str) -> None:
+    app = build_app(tmp_path, MCP_OAUTH_DATABASE_URI=database_uri, MCP_AUDIT=True, MCP_AUDIT_DATABASE_URI=database_uri)
+    flow = Flow(app)
+    tokens = flow.tokens("alice")
+    assert call_tool(app, tokens["access_token"], "whoami").status_code == 200
+    assert call_tool(app, tokens["access_token"], "write_note", {"text": "x"}).status_code == 403
+    html = flow.browser.get("/oauth/connections").get_data(as_text=True)
+    listed = html[html.index('class="recent-calls"') :]
+    assert listed.index("write_note") < listed.index("whoami")  # newest first
+    assert "refused" in listed and "ok" in listed
+    bob = Flow(app)
+    bob.tokens("bob")  # connected too, and has called nothing: alice's calls are hers alone
+    page = bob.browser.get("/oauth/connections").get_data(as_text=True)
+    assert "Test client" in page and "recent-calls" not in page
+    app.extensions["mcp"].shutdown()

@@ -13,7 +13,8 @@ import pytest
 from flask import Flask
 
 from flask_mcp.oauth.docs_client import docs_client_id, docs_redirect_uri, ensure_docs_client
-from tests.oauth.conftest import BOTH_DATABASES, RESOURCE, build_app, pkce
+from tests.conftest import BOTH_DATABASES
+from tests.oauth.conftest import RESOURCE, build_app, pkce
 
 DOCS = "flask-mcp-docs"
 REDIRECT = "http://localhost/mcp/rest/docs/swagger-ui/oauth2-redirect.html"

@@ -7,7 +7,8 @@ from urllib.parse import parse_qs, urlsplit
 import jwt
 from flask import Flask
 
-from tests.oauth.conftest import BOTH_DATABASES, ISSUER, RESOURCE, Flow, call_tool
+from tests.conftest import BOTH_DATABASES
+from tests.oauth.conftest import ISSUER, RESOURCE, Flow, call_tool
 
 # Grants, single-use codes and refresh rotation on SQLite and on PostgreSQL.
 pytestmark = BOTH_DATABASES

@@ -13,7 +13,8 @@ from sqlalchemy import event, func, select
 
 from flask_mcp.oauth.keys import UNKNOWN_KID_INTERVAL
 from flask_mcp.oauth.models import SigningKey
-from tests.oauth.conftest import BOTH_DATABASES, Flow, build_app, call_tool
+from tests.conftest import BOTH_DATABASES
+from tests.oauth.conftest import Flow, build_app, call_tool
 
 pytestmark = BOTH_DATABASES
 

@@ -8,7 +8,8 @@ import jwt
 from flask import Flask
 
 from flask_mcp.oauth.models import digest
-from tests.oauth.conftest import BOTH_DATABASES, RESOURCE, Flow, call_tool
+from tests.conftest import BOTH_DATABASES
+from tests.oauth.conftest import RESOURCE, Flow, call_tool
 
 pytestmark = BOTH_DATABASES
 

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from flask_mcp.oauth.pruning import PruneSchedule, prune
 from flask_mcp.oauth.store import OAuthStore
-from tests.oauth.conftest import BOTH_DATABASES, Flow, build_app
+from tests.conftest import BOTH_DATABASES
+from tests.oauth.conftest import Flow, build_app
 from tests.oauth.test_machine_clients import add_client, credentials
 
 DAY = 86400

@@ -10,7 +10,8 @@ from flask import Flask
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.oauth.conftest import BOTH_DATABASES, Flow, build_app, call_tool
+from tests.conftest import BOTH_DATABASES
+from tests.oauth.conftest import Flow, build_app, call_tool
 
 pytestmark = BOTH_DATABASES
 

@@ -327,7 +327,7 @@ def test_without_pydantic_nothing_changes() -> None:
         sys.modules["pydantic"] = None  # import pydantic now raises ImportError
         from flask_mcp.components.build import build_tool
         from flask_mcp.components.registry import Registry
-        from flask_mcp.core.calls import call_tool_json
+        from flask_mcp.core.direct_calls import call_tool_json
         from flask_mcp.core.server import Server
 
         def add(a: int, b: t.Annotated[int, "second"] = 2) -> dict:

@@ -1,0 +1,229 @@
+"""Writing audit records off the request path: a bounded buffer, a thread, rows in batches.
+
+:meth:`AuditWriter.record` only appends to a buffer in memory and never
+waits for the database: a call is never slowed or failed by its record. A
+thread of this process (started on the first record, ended once it has had
+nothing to write for a while) inserts what is buffered in batches of at most
+``batch`` rows, one transaction each, and at most once per ``prune_every``
+seconds deletes rows older than the retention.
+
+What may be lost, and is always counted and logged, never silently:
+
+- records arriving while the buffer is full (``dropped``: the database is
+  slower than the calls, or down);
+- the rows of a batch the database refused (``failed``);
+- records still buffered when the process dies without :meth:`close` (a
+  crash, ``kill -9``): at most the buffer's size, usually the last second's.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+import typing as t
+
+from sqlalchemy import delete, inspect, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from ..core.audit import AuditRecord
+from .models import AuditRow, Base, insert_statement, values_of
+
+__all__ = ["AuditWriter"]
+
+logger = logging.getLogger("flask_mcp.audit")
+
+#: Seconds between two warnings about lost records (each says how many in all).
+_WARN_EVERY = 60.0
+
+
+class AuditWriter:
+    """Keeps records in a bounded buffer and writes them to ``mcp_audit`` from a thread.
+
+    :param engine: the SQLAlchemy engine of the table.
+    :param buffer: records waiting at most (``MCP_AUDIT_BUFFER``).
+    :param batch: rows per transaction at most (``MCP_AUDIT_BATCH``).
+    :param retention_days: rows older than this are deleted (``MCP_AUDIT_RETENTION_DAYS``); ``None``: kept.
+    :param clock: seconds since the epoch (rows' ages, the pruning's schedule).
+    :param prune_every: seconds between two deletions of old rows.
+    :param idle: seconds without a record after which the thread ends (the next record starts it again).
+    :param linger: seconds the thread waits for a batch to fill before it writes a smaller one: one
+        transaction for many calls, rather than one each.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        buffer: int = 10_000,
+        batch: int = 500,
+        retention_days: float | None = 90.0,
+        clock: t.Callable[[], float] = time.time,
+        prune_every: float = 3600.0,
+        idle: float = 5.0,
+        linger: float = 0.2,
+    ) -> None:
+        self.engine = engine
+        self.buffer = buffer
+        self.batch = batch
+        self.retention_days = retention_days
+        self.clock = clock
+        self.prune_every = prune_every
+        self.idle = idle
+        self.linger = linger
+        #: Callers of :meth:`flush` waiting: the thread writes at once, without lingering.
+        self._flushing = 0
+        self._queue: collections.deque[AuditRecord] = collections.deque()
+        self._changed = threading.Condition(threading.Lock())
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._accepted = self._finished = 0
+        self._written = self._dropped = self._failed = 0
+        self._next_prune = 0.0
+        self._warned_at: float | None = None
+
+    # -- the request side ------------------------------------------------------------------------
+
+    def record(self, record: AuditRecord) -> None:
+        """Buffer *record* for writing; never waits for the database and never raises."""
+        with self._changed:
+            if self._closed or len(self._queue) >= self.buffer:
+                self._dropped += 1
+                dropped = self._dropped
+                warn = self._warned_at is None or self.clock() - self._warned_at >= _WARN_EVERY
+                if warn:
+                    self._warned_at = self.clock()
+            else:
+                self._queue.append(record)
+                self._accepted += 1
+                warn = False
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="mcp-audit", daemon=True)
+                    self._thread.start()
+                elif len(self._queue) in (1, self.batch):
+                    # The thread waits for a first record, then for a full batch: no wake-up for each call.
+                    self._changed.notify_all()
+        if warn:
+            logger.warning(
+                "audit records lost: %d in all, the buffer of %d being full (MCP_AUDIT_BUFFER) or the writer "
+                "closed; the database is slower than the calls, or down",
+                dropped,
+                self.buffer,
+            )
+
+    @property
+    def written(self) -> int:
+        """Rows written so far."""
+        return self._written
+
+    @property
+    def dropped(self) -> int:
+        """Records not kept: the buffer was full, or the writer closed."""
+        return self._dropped
+
+    @property
+    def failed(self) -> int:
+        """Rows the database refused."""
+        return self._failed
+
+    @property
+    def waiting(self) -> int:
+        """Records buffered, not written yet."""
+        return len(self._queue)
+
+    @property
+    def running(self) -> bool:
+        """Whether the writer's thread is alive."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every record buffered before this call is written (or failed); ``True`` when done in time."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            target = self._accepted
+            self._flushing += 1
+            self._changed.notify_all()  # a lingering thread writes now
+            try:
+                while self._finished < target:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not self._changed.wait(left):
+                        return self._finished >= target
+            finally:
+                self._flushing -= 1
+        return True
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Write what is buffered, then stop the thread; later records are counted as dropped."""
+        self.flush(timeout)
+        with self._changed:
+            self._closed = True
+            thread = self._thread
+            self._changed.notify_all()
+        if thread is not None:
+            thread.join(timeout)
+
+    # -- the writer's thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                if not self._queue and not self._closed:
+                    self._changed.wait(self.idle)
+                if not self._queue:
+                    self._thread = None  # idle, or closed: the next record starts another thread
+                    self._changed.notify_all()
+                    return
+                if len(self._queue) < self.batch and not (self._closed or self._flushing):
+                    self._changed.wait(self.linger)  # more calls come: one transaction for them all
+                taken = [self._queue.popleft() for _ in range(min(self.batch, len(self._queue)))]
+            written = self._write(taken)
+            with self._changed:
+                self._written += written
+                self._failed += len(taken) - written
+                self._finished += len(taken)
+                self._changed.notify_all()
+            if self.retention_days is not None and self.clock() >= self._next_prune:
+                self._next_prune = self.clock() + self.prune_every
+                self.prune()
+
+    def _write(self, records: list[AuditRecord]) -> int:
+        try:
+            with self.engine.begin() as connection:
+                # Straight to the driver, in one statement: the writer's time is the calls' time too (the GIL).
+                statement = insert_statement(connection.dialect.paramstyle, len(records))
+                connection.exec_driver_sql(statement, tuple(value for record in records for value in values_of(record)))
+        except SQLAlchemyError:
+            logger.exception("audit: %d record(s) could not be written and are lost", len(records))
+            return 0
+        return len(records)
+
+    def prune(self, now: float | None = None) -> int:
+        """Delete the rows older than the retention, a batch at a time; how many were deleted."""
+        if self.retention_days is None:
+            return 0
+        before = (self.clock() if now is None else now) - self.retention_days * 86400
+        deleted = 0
+        try:
+            while True:
+                with self.engine.begin() as connection:
+                    # By primary key, a batch at a time: no single delete holds the whole table.
+                    ids = select(AuditRow.id).where(AuditRow.time < before).limit(self.batch)
+                    found = [row[0] for row in connection.execute(ids)]
+                    if not found:
+                        return deleted
+                    connection.execute(delete(AuditRow).where(AuditRow.id.in_(found)))
+                deleted += len(found)
+        except SQLAlchemyError:
+            logger.exception("audit: old rows could not be deleted")
+            return deleted
+
+    def create_table(self) -> None:
+        """Create ``mcp_audit`` when it does not exist (two processes starting at once may both try)."""
+        try:
+            Base.metadata.create_all(self.engine)
+        except SQLAlchemyError:
+            if not inspect(self.engine).has_table(AuditRow.__tablename__):
+                raise
