@@ -305,3 +305,13 @@ def test_the_oauth_storage_measurement_ends_with_the_live_rows() -> None:
     left = {table: rows for table, rows in report["rows_after_expiry_and_sweeps"].items() if rows}
     # The operator's client, the REST docs page's and the signing key.
     assert left == {"mcp_oauth_client": 2, "mcp_oauth_signing_key": 1}
+
+
+def test_the_audit_benchmark_produces_numbers_and_writes_every_row() -> None:
+    from benchmarks import audit
+
+    report = audit.measure(calls=5, rounds=1)
+    for era in ("handshake", "modern"):
+        assert set(report["us_per_call"][era]) == {"floor", "off", "on"}
+        assert all(value > 0 for value in report["us_per_call"][era].values())
+        assert report["rows"][era] == {"written": 5 + 1, "lost": 0}  # the warm-up call, and each measured one

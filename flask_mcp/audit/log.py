@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import typing as t
 
-from flask import Flask
-from sqlalchemy import create_engine
+from flask import Flask, current_app, has_app_context
+from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
 
 from ..config.oversight import AuditSettings
 from ..core.audit import AuditRecord
+from ..core.audit_calls import EndedCall, audit_record
+from ..core.hooks import call_audited
 from .writer import AuditWriter
 
 __all__ = ["EXTENSION_KEY", "AuditLog", "audit_log_of", "current_trace_id"]
@@ -36,23 +38,26 @@ def current_trace_id() -> str | None:
 class AuditLog:
     """The audit trail of one app: an :class:`~flask_mcp.core.audit.AuditSink` writing to ``mcp_audit``.
 
+    A call's facts are taken as they are, with the trace id of the moment; the record is made by the
+    writer's thread (unless a receiver of :data:`~flask_mcp.signals.call_audited` wants it at once).
+
     :param engine: where the table lives.
     :param settings: ``MCP_AUDIT_*``.
-    :param sent: called with each record as it is taken (the ``call_audited`` signal), before it is buffered.
     """
 
-    def __init__(
-        self, engine: Engine, settings: AuditSettings, sent: t.Callable[[AuditRecord], None] | None = None
-    ) -> None:
+    def __init__(self, engine: Engine, settings: AuditSettings) -> None:
         self.engine = engine
         self.settings = settings
         #: ``resources/read`` and ``prompts/get`` are recorded too.
         self.reads = settings.reads
         #: Records keep the arguments (without secret fields).
         self.arguments = settings.arguments
-        self.sent = sent
         self.writer = AuditWriter(
-            engine, buffer=settings.buffer, batch=settings.batch, retention_days=settings.retention_days
+            engine,
+            buffer=settings.buffer,
+            batch=settings.batch,
+            retention_days=settings.retention_days,
+            convert=self._record_of,
         )
         self.writer.create_table()
 
@@ -70,13 +75,27 @@ class AuditLog:
         app.extensions[EXTENSION_KEY] = log
         return log
 
+    def take(self, ended: EndedCall) -> None:
+        """Take an ended call: buffered for writing with the current trace id, and sent to receivers."""
+        trace_id = current_trace_id()
+        if call_audited.receivers:
+            record = audit_record(ended, arguments=self.arguments, trace_id=trace_id)
+            sender = current_app._get_current_object() if has_app_context() else None  # type: ignore[attr-defined]
+            call_audited.send(sender, record=record)
+            self.writer.record(record)
+            return
+        self.writer.record((ended, trace_id))
+
     def record(self, record: AuditRecord) -> None:
-        """Take the record of an ended call: its trace id filled in, sent to receivers, buffered for writing."""
-        if record.trace_id is None:
-            record.trace_id = current_trace_id()
-        if self.sent is not None:
-            self.sent(record)
+        """Buffer a record made elsewhere (an import, a test) for writing."""
         self.writer.record(record)
+
+    def _record_of(self, item: t.Any) -> AuditRecord:
+        # On the writer's thread: an ended call's facts become its record here.
+        if isinstance(item, AuditRecord):
+            return item
+        ended, trace_id = item
+        return audit_record(ended, arguments=self.arguments, trace_id=trace_id)
 
     def close(self) -> None:
         """Write what is buffered and stop the writer's thread."""
@@ -90,9 +109,25 @@ def _engine(app: Flask, settings: AuditSettings, db: t.Any) -> Engine:
         with app.app_context():
             return t.cast(Engine, db.engine)
     if settings.database_uri is not None:
-        return create_engine(settings.database_uri)
+        return _own(create_engine(settings.database_uri))
     os.makedirs(app.instance_path, exist_ok=True)
-    return create_engine("sqlite:///" + os.path.join(app.instance_path, "mcp_audit.sqlite3"))
+    return _own(create_engine("sqlite:///" + os.path.join(app.instance_path, "mcp_audit.sqlite3")))
+
+
+def _own(engine: Engine) -> Engine:
+    """An engine of the trail's own: a SQLite file is written ahead (WAL) and synced at checkpoints only,
+    so a batch's commit waits for no disk flush and readers (``flask mcp audit``) never block the writer.
+    What a crash of the machine may then lose is the last batches, as the buffer's records would be."""
+    if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
+
+        @event.listens_for(engine, "connect")
+        def wal(connection: t.Any, record: t.Any) -> None:
+            cursor = connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+    return engine
 
 
 def audit_log_of(app: Flask) -> AuditLog | None:

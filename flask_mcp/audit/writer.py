@@ -51,6 +51,8 @@ class AuditWriter:
     :param idle: seconds without a record after which the thread ends (the next record starts it again).
     :param linger: seconds the thread waits for a batch to fill before it writes a smaller one: one
         transaction for many calls, rather than one each.
+    :param convert: makes each buffered item an :class:`~flask_mcp.core.audit.AuditRecord`, on the thread
+        (an ended call's facts, made into its record off the request path); default: items are records.
     """
 
     def __init__(
@@ -64,6 +66,7 @@ class AuditWriter:
         prune_every: float = 3600.0,
         idle: float = 5.0,
         linger: float = 0.2,
+        convert: t.Callable[[t.Any], AuditRecord] | None = None,
     ) -> None:
         self.engine = engine
         self.buffer = buffer
@@ -73,9 +76,10 @@ class AuditWriter:
         self.prune_every = prune_every
         self.idle = idle
         self.linger = linger
+        self.convert = convert
         #: Callers of :meth:`flush` waiting: the thread writes at once, without lingering.
         self._flushing = 0
-        self._queue: collections.deque[AuditRecord] = collections.deque()
+        self._queue: collections.deque[t.Any] = collections.deque()
         self._changed = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -86,8 +90,9 @@ class AuditWriter:
 
     # -- the request side ------------------------------------------------------------------------
 
-    def record(self, record: AuditRecord) -> None:
-        """Buffer *record* for writing; never waits for the database and never raises."""
+    def record(self, record: t.Any) -> None:
+        """Buffer *record* (or what :attr:`convert` makes one of) for writing; never waits for the
+        database and never raises."""
         with self._changed:
             if self._closed or len(self._queue) >= self.buffer:
                 self._dropped += 1
@@ -189,7 +194,12 @@ class AuditWriter:
                 self._next_prune = self.clock() + self.prune_every
                 self.prune()
 
-    def _write(self, records: list[AuditRecord]) -> int:
+    def _write(self, items: list[t.Any]) -> int:
+        try:
+            records = items if self.convert is None else [self.convert(item) for item in items]
+        except Exception:  # a bug making records: the batch is lost, and said so
+            logger.exception("audit: %d record(s) could not be made and are lost", len(items))
+            return 0
         try:
             with self.engine.begin() as connection:
                 # Straight to the driver, in one statement: the writer's time is the calls' time too (the GIL).

@@ -13,9 +13,6 @@ from ..audit.log import AuditLog
 from ..cli.commands import EXTRA_COMMANDS
 from ..config.settings import Settings
 from ..core.approval import Approvals
-from ..core.audit import AuditRecord
-from ..core.hooks import call_audited
-from ..signals import current_sender
 from ..stores.approval_pages import CacheApprovalPages
 from ..stores.approvals import CacheLedger
 from ..stores.quota import StoreGuard
@@ -46,9 +43,4 @@ def audit_for(app: Flask, settings: Settings) -> AuditLog | None:
     app.extensions.setdefault(EXTRA_COMMANDS, {})["audit"] = audit_command
     if not settings.audit.enabled:
         return None
-
-    def sent(record: AuditRecord) -> None:
-        if call_audited.receivers:
-            call_audited.send(current_sender(), record=record)
-
-    return AuditLog.for_app(app, settings.audit, sent=sent)
+    return AuditLog.for_app(app, settings.audit)

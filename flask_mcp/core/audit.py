@@ -1,10 +1,10 @@
 """What the audit trail records of one call, and where the core hands it.
 
-The core builds an :class:`AuditRecord` when a ``tools/call`` ends (and a
-``resources/read`` or ``prompts/get`` when reads are audited) on whichever
-surface it came in by, and gives it to the server's :class:`AuditSink`. The
-sink must not block and must not raise: it queues the record for a writer
-off the request path (:mod:`flask_mcp.audit` keeps it in a SQL table).
+When a ``tools/call`` ends (and a ``resources/read`` or ``prompts/get`` when
+reads are audited), on whichever surface it came in by, the core hands its
+facts to the server's :class:`AuditSink`, which must not block and must not
+raise: it queues them for a writer off the request path, which makes the
+:class:`AuditRecord` (:mod:`flask_mcp.audit` keeps it in a SQL table).
 """
 
 from __future__ import annotations
@@ -86,13 +86,18 @@ class AuditRecord:
 
 
 class AuditSink(t.Protocol):
-    """Takes each record as its call ends; never blocks the call and never raises."""
+    """Takes each call as it ends; never blocks the call and never raises.
+
+    What it is handed is the call's facts as they are (:class:`~flask_mcp.core.audit_calls.EndedCall`):
+    the record is built from them off the request path
+    (:func:`~flask_mcp.core.audit_calls.audit_record`).
+    """
 
     #: Whether ``resources/read`` and ``prompts/get`` are recorded too (``MCP_AUDIT_READS``).
     reads: bool
     #: Whether records keep the arguments, without secret fields (``MCP_AUDIT_ARGUMENTS``).
     arguments: bool
 
-    def record(self, record: AuditRecord) -> None:
-        """Keep *record* (queue it for writing)."""
+    def take(self, ended: t.Any) -> None:
+        """Keep the ended call *ended* (an :class:`~flask_mcp.core.audit_calls.EndedCall`), queued for writing."""
         ...

@@ -20,11 +20,15 @@ if t.TYPE_CHECKING:
     from ..components.model import Tool
     from ..policies.principal import Principal
     from .approval import Approval
-    from .client import Call, ClientState
+    from .client import Call
     from .server import Server
 
 __all__ = [
     "AUDITED_METHODS",
+    "ClientFacts",
+    "EndedCall",
+    "SeenClient",
+    "audit_record",
     "audited",
     "client_of",
     "error_outcome",
@@ -40,7 +44,34 @@ AUDITED_METHODS: dict[str, Kind] = {"tools/call": "tool", "resources/read": "res
 _CLIENT_CLAIMS = ("client_id", "azp")
 
 
-def client_of(principal: Principal | None, state: ClientState | None) -> str | None:
+class ClientFacts(t.Protocol):
+    """What a record names of the client: a :class:`~flask_mcp.core.client.ClientState`, or :class:`SeenClient`."""
+
+    @property
+    def client_info(self) -> dict[str, t.Any] | None:
+        """The ``clientInfo`` it declared."""
+        ...
+
+    @property
+    def session_id(self) -> str | None:
+        """Its handshake session."""
+        ...
+
+    @property
+    def protocol_version(self) -> str:
+        """The revision it speaks."""
+        ...
+
+
+class SeenClient(t.NamedTuple):
+    """:class:`ClientFacts` read off a request that builds no client state (the fast lane)."""
+
+    client_info: dict[str, t.Any] | None
+    session_id: str | None
+    protocol_version: str
+
+
+def client_of(principal: Principal | None, state: ClientFacts | None) -> str | None:
     """The client a call came through: the OAuth client its token was issued to, else the name it declared."""
     if principal is not None:
         for claim in _CLIENT_CLAIMS:
@@ -107,6 +138,52 @@ def result_outcome(result: t.Mapping[str, t.Any], approval: Approval | None) -> 
     return "tool_error", None
 
 
+class EndedCall(t.NamedTuple):
+    """The facts of one ended call as the request has them: kept as they are, made into an
+    :class:`~flask_mcp.core.audit.AuditRecord` off the request path (:func:`audit_record`)."""
+
+    kind: Kind
+    name: str
+    arguments: t.Mapping[str, t.Any]
+    #: When it began, in seconds since the epoch.
+    started: float
+    #: How long it took, in seconds.
+    duration: float
+    outcome: Outcome
+    surface: Surface
+    principal: Principal | None
+    state: ClientFacts | None
+    tool: Tool | None
+    approval: Approval | None
+    error_code: str | None
+
+
+def audit_record(ended: EndedCall, *, arguments: bool = False, trace_id: str | None = None) -> AuditRecord:
+    """The record of *ended*: its digest, its client, its arguments without secrets when *arguments*."""
+    principal, state, approval, surface = ended.principal, ended.state, ended.approval, ended.surface
+    return AuditRecord(
+        time=ended.started,
+        tool=ended.name,
+        kind=ended.kind,
+        principal=principal.subject if principal is not None else None,
+        client=client_of(principal, state),
+        session=state.session_id if state is not None else None,
+        surface=surface,
+        revision=state.protocol_version if state is not None and surface in ("mcp", "stdio", "cli") else None,
+        arguments_digest=arguments_digest(ended.arguments),
+        arguments=without_secrets(ended.tool, ended.arguments) if arguments else None,
+        approval=approval.outcome if approval is not None else "none",
+        approval_mode=("terminal" if surface == "cli" and approval.mode == "form" else approval.mode)
+        if approval is not None
+        else None,
+        approver=approval.approver if approval is not None else None,
+        outcome=ended.outcome,
+        error_code=ended.error_code,
+        duration_ms=round(ended.duration * 1000, 3),
+        trace_id=trace_id,
+    )
+
+
 def record_call(
     sink: AuditSink,
     *,
@@ -118,37 +195,21 @@ def record_call(
     outcome: Outcome,
     surface: Surface,
     principal: Principal | None = None,
-    state: ClientState | None = None,
+    state: ClientFacts | None = None,
     tool: Tool | None = None,
     approval: Approval | None = None,
     error_code: str | None = None,
 ) -> None:
-    """Hand the record of one ended call to *sink*.
+    """Hand the facts of one ended call to *sink* (nothing is computed on the request's time).
 
     :param started: when it began, in seconds since the epoch.
     :param duration: how long it took, in seconds.
     """
-    record = AuditRecord(
-        time=started,
-        tool=name,
-        kind=kind,
-        principal=principal.subject if principal is not None else None,
-        client=client_of(principal, state),
-        session=state.session_id if state is not None else None,
-        surface=surface,
-        revision=state.protocol_version if state is not None and surface in ("mcp", "stdio", "cli") else None,
-        arguments_digest=arguments_digest(arguments),
-        arguments=without_secrets(tool, arguments) if sink.arguments else None,
-        approval=approval.outcome if approval is not None else "none",
-        approval_mode=("terminal" if surface == "cli" and approval.mode == "form" else approval.mode)
-        if approval is not None
-        else None,
-        approver=approval.approver if approval is not None else None,
-        outcome=outcome,
-        error_code=error_code,
-        duration_ms=round(duration * 1000, 3),
+    sink.take(
+        EndedCall(
+            kind, name, arguments, started, duration, outcome, surface, principal, state, tool, approval, error_code
+        )
     )
-    sink.record(record)
 
 
 def audited(server: Server, call: Call, handler: t.Callable[[Call], dict[str, t.Any]]) -> dict[str, t.Any]:

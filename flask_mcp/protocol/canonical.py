@@ -12,6 +12,10 @@ import typing as t
 
 __all__ = ["arguments_digest", "canonical"]
 
+#: The standard library's encoder, keys sorted at every depth: the same bytes in every process (made
+#: once: building one for each call would cost more than the encoding).
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
 
 def canonical(value: t.Any) -> t.Any:
     """*value* with every object's keys sorted (as strings), at every depth."""
@@ -29,8 +33,7 @@ def arguments_digest(arguments: t.Mapping[str, t.Any]) -> str:
     any call the server was sent has a digest.
     """
     try:
-        # The standard library's encoder, keys sorted at every depth: the same bytes in every process.
-        text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = _ENCODER.encode(arguments)
     except (TypeError, ValueError):
         text = repr(canonical(dict(arguments)))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -20,6 +20,7 @@ from flask_caching import Cache
 from ..core.client import ClientState
 from ..core.hooks import session_ended
 from ..policies.store_keys import key as store_key
+from ..protocol.versions import DEFAULT_NEGOTIATED_VERSION
 from .lock import store_lock
 from .session_ends import EVICTED, MAX_AGE, noted_of
 
@@ -27,7 +28,7 @@ if t.TYPE_CHECKING:
     from .local_records import LocalRecords
     from .session_ends import Noted, SessionEnds
 
-__all__ = ["CacheSubscriptions", "Session", "SessionStore"]
+__all__ = ["CacheSubscriptions", "Described", "Session", "SessionStore", "described"]
 
 _KEY = "session"
 #: The most session ids whose store key is remembered (all are forgotten past it).
@@ -57,6 +58,17 @@ class Session:
     read_along: t.Any = None
     #: Where its end is awaited, when that is measured (:mod:`flask_mcp.stores.session_ends`).
     noted: Noted | None = None
+
+
+#: A session's client as it declared itself: its name (``clientInfo.name``) and the revision agreed.
+Described = tuple[str | None, str]
+
+
+def described(record: dict[str, t.Any]) -> Described:
+    """The declared name and the revision of the client of a session *record*."""
+    info = record.get("i")
+    name = info.get("name") if isinstance(info, dict) else None
+    return (name if isinstance(name, str) else None), str(record.get("v", DEFAULT_NEGOTIATED_VERSION))
 
 
 class SessionStore:
@@ -159,8 +171,9 @@ class SessionStore:
         """The prefixes of the keys every session read fetches: the records', then the ``read_along`` key."""
         return (f"{_KEY}:", self.read_along) if self.read_along is not None else (f"{_KEY}:",)
 
-    def check(self, session_id: str, owner: str | None = None) -> tuple[bool, t.Any]:
-        """Whether *session_id* is a live session of *owner*, and the ``read_along`` value read with it.
+    def check(self, session_id: str, owner: str | None = None) -> tuple[bool, t.Any, Described | None]:
+        """Whether *session_id* is a live session of *owner*, the ``read_along`` value read with it, and
+        the client's declared name and revision (what an audit record names).
 
         What :meth:`open` does (the idle timeout restarted now and then
         included) without building the session's state, for a request that
@@ -174,16 +187,16 @@ class SessionStore:
                 # until which nothing (a refresh, the end of its life) is due. A look at the clock.
                 view = local.view(key, self._check_view)
                 if view is not None and view[0] == owner and self.clock() < view[1]:
-                    return True, None
+                    return True, None, view[2]
         found = self._live(session_id, owner, shared=True)
         if found is None:
-            return False, None
+            return False, None, None
         record, along, created, now = found
         if now - record.get("t", 0) > self._refresh_after:
             self.store(self._session(session_id, record, owner, created, along))
-        return True, along
+        return True, along, described(record)
 
-    def _view_for_check(self, record: t.Any) -> tuple[str | None, float] | None:
+    def _view_for_check(self, record: t.Any) -> tuple[str | None, float, Described] | None:
         # Whose *record* is, and until when a check of it is a look at the clock: its
         # refresh, and its end of life (MCP_SESSION_MAX_AGE), whichever comes first.
         if not isinstance(record, dict):
@@ -192,7 +205,7 @@ class SessionStore:
         created = record.get("_c")
         if self.max_age is not None and created is not None:
             until = min(until, created + self.max_age)
-        return record.get("_o"), until
+        return record.get("_o"), until, described(record)
 
     def _live(
         self, session_id: str, owner: str | None, shared: bool = False

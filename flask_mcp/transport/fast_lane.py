@@ -27,15 +27,14 @@ from __future__ import annotations
 import time
 import typing as t
 
-from ..core.audit_calls import error_outcome, record_call, result_outcome
-from ..core.client import ClientState
+from ..core.audit_calls import SeenClient, error_outcome, record_call, result_outcome
 from ..core.modern import completed
 from ..protocol import jsonrpc
-from ..protocol.envelope import PROTOCOL_VERSION, check_version_of, read_envelope, served_revision
+from ..protocol.envelope import CLIENT_INFO, PROTOCOL_VERSION, check_version_of, read_envelope, served_revision
 from ..protocol.jsonrpc import MAX_ID_INTEGER, MCPError
 from ..protocol.versions import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from .routing_headers import check_routing_headers, plain_tool_call_headers
-from .session_lookup import check_session
+from .session_lookup import SESSION_KEY, check_session
 from .status import json_answer
 
 if t.TYPE_CHECKING:
@@ -97,8 +96,6 @@ def recognise(state: MCPState, environ: WSGIEnvironment, payload: t.Any) -> Lane
     version = environ.get(_VERSION_KEY)
     named = meta is not None and PROTOCOL_VERSION in meta
     modern = server.modern_era and (version in MODERN_PROTOCOL_VERSIONS or named)
-    if server.audit is not None and not modern:
-        return None  # the audit trail records the client's declared name, which only the session has
     if modern:
         if server.sealer is None:
             return None
@@ -139,15 +136,16 @@ def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal:
     :raises Reject: the handshake session is missing or unknown (as on the general path).
     """
     server = state.server
+    described = None
     if call.modern or state.settings.stateless:
         state.keep_in_step()
     else:
-        check_session(state, environ, call.request_id, principal)  # a plain tool reads nothing of it
+        described = check_session(state, environ, call.request_id, principal)  # a plain tool reads nothing else
     plain, kwargs, modern = call.plain, call.kwargs, call.modern
     if server.registry.tools is not call.tools and server.plain_call(call.name) is not plain:
         return None  # another process's change, just applied, took the tool away or replaced it
     if server.audit is not None:
-        response = _audited(server, call, principal)
+        response = _audited(server, environ, call, principal, described)
     elif modern:
         response = server.respond(call.request_id, "tools/call", _modern_result, server, plain, kwargs)
     else:
@@ -155,14 +153,25 @@ def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal:
     return json_answer(state, response, modern)
 
 
-def _audited(server: Server, call: LaneCall, principal: Principal | None) -> dict[str, t.Any]:
-    # A modern call: its envelope names the client and the revision.
+def _audited(
+    server: Server,
+    environ: WSGIEnvironment,
+    call: LaneCall,
+    principal: Principal | None,
+    described: tuple[str | None, str] | None,
+) -> dict[str, t.Any]:
+    # The client is named by the modern request's envelope, or by the handshake session it declared itself in.
     started, clock = time.time(), time.perf_counter()
-    response = server.respond(call.request_id, "tools/call", _modern_result, server, call.plain, call.kwargs)
+    if call.modern:
+        response = server.respond(call.request_id, "tools/call", _modern_result, server, call.plain, call.kwargs)
+        meta = call.params.get("_meta") or {}  # checked by recognise: a dict with a valid envelope
+        client = SeenClient(meta.get(CLIENT_INFO), None, served_revision(meta) or environ.get(_VERSION_KEY) or "")
+    else:
+        response = server.respond(call.request_id, "tools/call", call.plain.run, server, call.kwargs)
+        name, version = described if described is not None else (None, environ.get(_VERSION_KEY) or "")
+        client = SeenClient({"name": name} if name is not None else None, environ.get(SESSION_KEY), version)
     error = response.get("error")
     outcome, code = error_outcome(error["code"]) if error is not None else result_outcome(response["result"], None)
-    envelope = read_envelope(call.params, check_version=False)
-    client = ClientState(envelope.protocol_version, envelope.client_info, envelope.capabilities)
     arguments = call.params.get("arguments") or {}
     record_call(
         t.cast("AuditSink", server.audit),

@@ -18,7 +18,7 @@ if t.TYPE_CHECKING:
 
     from ..binding.state import MCPState
     from ..policies.principal import Principal
-    from ..stores.sessions import Session
+    from ..stores.sessions import Described, Session
 
 __all__ = [
     "SESSION_HEADER",
@@ -67,9 +67,10 @@ def session_of(
 
 def check_session(
     state: MCPState, environ: WSGIEnvironment, msg_id: jsonrpc.RequestId | None, principal: Principal | None
-) -> None:
+) -> Described | None:
     """:func:`session_of` for a request that uses nothing of the session but its being there.
 
+    :returns: the client's declared name and revision, as the session keeps them.
     :raises Reject: as :func:`session_of`.
     """
     # _named and owner_of, spelled out: this runs on every call of a handshake session.
@@ -78,10 +79,11 @@ def check_session(
         session_id = _named(environ, msg_id)  # raises
     sessions = state.sessions
     owner = principal.subject if principal is not None else None
-    live, along = sessions.check(session_id, owner) if sessions is not None else (False, None)
+    live, along, client = sessions.check(session_id, owner) if sessions is not None else (False, None, None)
     if not live:
         raise Reject(session_not_found(state, session_id, msg_id))
     state.keep_in_step_along(along)
+    return client
 
 
 def _named(environ: WSGIEnvironment, msg_id: jsonrpc.RequestId | None) -> str:
