@@ -12,17 +12,20 @@ What may be lost, and is always counted and logged, never silently:
 - records arriving while the buffer is full (``dropped``: the database is
   slower than the calls, or down);
 - the rows of a batch the database refused (``failed``);
-- records still buffered when the process dies without :meth:`close` (a
-  crash, ``kill -9``): at most the buffer's size, usually the last second's.
+- records still buffered when the process dies (a crash, ``kill -9``): at
+  most the buffer's size, usually the last fraction of a second's. An
+  interpreter that exits normally writes them first.
 """
 
 from __future__ import annotations
 
+import atexit
 import collections
 import logging
 import threading
 import time
 import typing as t
+import weakref
 
 from sqlalchemy import delete, inspect, select
 from sqlalchemy.engine import Engine
@@ -37,6 +40,14 @@ logger = logging.getLogger("flask_mcp.audit")
 
 #: Seconds between two warnings about lost records (each says how many in all).
 _WARN_EVERY = 60.0
+#: Every writer alive: what each has buffered is written when the interpreter exits normally.
+_WRITERS: weakref.WeakSet[AuditWriter] = weakref.WeakSet()
+
+
+@atexit.register
+def _write_before_exit() -> None:
+    for writer in list(_WRITERS):
+        writer.close(timeout=5.0)
 
 
 class AuditWriter:
@@ -87,6 +98,7 @@ class AuditWriter:
         self._written = self._dropped = self._failed = 0
         self._next_prune = 0.0
         self._warned_at: float | None = None
+        _WRITERS.add(self)
 
     # -- the request side ------------------------------------------------------------------------
 

@@ -21,32 +21,28 @@ from ..components.skills import Skill
 from ..policies.permissions import (
     ComponentKind,
     Permission,
-    PermissionContext,
     PermissionLike,
-    check_permissions,
-    denied_by,
     normalize_permissions,
 )
 from ..policies.principal import Principal
-from ..policies.ratelimit import CacheRateLimiter, Limit, RateLimiter, caller_key, enforce, parse_limit
+from ..policies.ratelimit import Limit, RateLimiter, parse_limit
 from ..protocol import jsonrpc
-from ..protocol.envelope import SERVER_INFO, Envelope, is_modern, read_envelope
+from ..protocol.envelope import SERVER_INFO, Envelope, is_modern
 from ..protocol.errors import describe_exception, is_expected
 from ..protocol.jsonrpc import MCPError
-from ..protocol.params import validate_params
 from ..protocol.strict_json import DEFAULT_LIMITS, JSONLimits
 from ..results.spill import ResultStore
-from . import modern
+from .admission import admit, visible
 from .approval import Approvals
-from .audit import AuditSink, Surface
-from .audit_calls import audited
+from .audit import AuditSink
 from .client import Call, ClientState
 from .context import Channel
+from .dispatch import handshake_request, modern_request
 from .hooks import Hooks
-from .methods import HANDLERS, MODERN_HANDLERS, NOTIFICATION_HANDLERS
+from .methods import NOTIFICATION_HANDLERS
 from .plain_calls import PlainCall, PlainCalls
 from .result_cache import ResultCache
-from .rounds import ROUND_METHODS, InputRequired, Round, Sealer
+from .rounds import InputRequired, Sealer
 from .tasks import Tasks
 from .tracing import Tracer
 
@@ -216,43 +212,17 @@ class Server:
         return expose() if callable(expose) else expose
 
     def admit(self, call: Call, kind: ComponentKind, component: Component, arguments: t.Any = None) -> None:
-        """Check the caller may use *component*, and count a tool call against its rate limits.
-
-        Runs before the arguments are validated. With no permissions and no
-        limit it costs a few attribute reads and no cache round trip.
+        """Check the caller may use *component*, and count a tool call against its rate limits
+        (:func:`~flask_mcp.core.admission.admit`).
 
         :raises MCPError: :data:`~flask_mcp.protocol.jsonrpc.PERMISSION_DENIED` or
             :data:`~flask_mcp.protocol.jsonrpc.RATE_LIMITED`.
         """
-        permissions = component.permissions
-        if permissions is None:
-            permissions = self.default_permissions
-        if permissions:
-            check_permissions(permissions, PermissionContext(call.principal, component, kind, arguments))
-        if kind == "tool" and (self.rate_limit is not None or t.cast(Tool, component).rate_limit is not None):
-            self._limit_tool(call, t.cast(Tool, component))
+        admit(self, call, kind, component, arguments)
 
     def visible(self, principal: Principal | None, kind: ComponentKind, component: Component) -> bool:
         """Whether a filtered listing shows *component* to *principal*."""
-        permissions = component.permissions
-        if permissions is None:
-            permissions = self.default_permissions
-        if component.always_listed or not permissions:
-            return True
-        return not denied_by(permissions, PermissionContext(principal, component, kind))
-
-    def _limit_tool(self, call: Call, tool: Tool) -> None:
-        limiter = self.limiter
-        if limiter is None:
-            # A limit without a shared cache (a stateless app that gave none):
-            # counted in this process only, which is the best that can be done.
-            logger.warning("rate limits are counted per process: no shared cache was given")
-            limiter = self.limiter = CacheRateLimiter.in_process()
-        who = caller_key(call.principal, self.client_key)
-        if self.rate_limit is not None:
-            enforce(limiter, f"*:{who}", self.rate_limit, "tool calls")
-        if tool.rate_limit is not None:
-            enforce(limiter, f"tool:{tool.name}:{who}", tool.rate_limit, f"tool {tool.name}")
+        return visible(self, principal, kind, component)
 
     def server_info(self) -> dict[str, t.Any]:
         """The ``serverInfo`` object."""
@@ -381,61 +351,9 @@ class Server:
             return None
         if self.modern_era and is_modern(message.params):
             return self.respond(
-                message.id, message.method, self._modern, message, channel, principal, envelope, state.surface
+                message.id, message.method, modern_request, self, message, channel, principal, envelope, state.surface
             )
-        return self.respond(message.id, message.method, self._handshake, message, state, channel, principal)
-
-    def _handshake(
-        self, message: jsonrpc.Request, state: ClientState, channel: Channel | None, principal: Principal | None
-    ) -> dict[str, t.Any]:
-        handler = HANDLERS.get(message.method)
-        if handler is None:
-            raise MCPError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}")
-        # Every method's params are checked alike before its handler reads them (-32602).
-        params = validate_params(message.method, message.params)
-        call = Call(self, state, message.method, params, message.id, channel, principal)
-        return handler(call) if self.audit is None else audited(self, call, handler)
-
-    def _modern(
-        self,
-        message: jsonrpc.Request,
-        channel: Channel | None,
-        principal: Principal | None,
-        envelope: Envelope | None,
-        surface: Surface = "mcp",
-    ) -> dict[str, t.Any]:
-        # The request says everything about its client: nothing is read from a session.
-        if envelope is None:
-            envelope = read_envelope(message.params)
-        handler = MODERN_HANDLERS.get(message.method)
-        if handler is None:
-            removed = " (removed in the 2026-07-28 revision)" if message.method in modern.MODERN_REMOVED else ""
-            raise MCPError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {message.method}{removed}", message.method)
-        params = validate_params(message.method, message.params)
-        client = ClientState(
-            protocol_version=envelope.protocol_version,
-            client_info=envelope.client_info,
-            capabilities=envelope.capabilities,
-            log_level=envelope.log_level,
-            surface=surface,
-        )
-        call = Call(self, client, message.method, params, message.id, channel, principal)
-        if message.method in ROUND_METHODS:
-            if self.sealer is None:
-                raise MCPError(jsonrpc.INTERNAL_ERROR, "input rounds need a requestState sealer; none was given")
-            call.round = Round(call, self.sealer, self.max_request_state, lenient=self._asks_approval(call))
-        try:
-            result = handler(call) if self.audit is None else audited(self, call, handler)
-        except InputRequired as pending:
-            result = t.cast(Round, call.round).result(pending)
-        return modern.finish(call, result)
-
-    def _asks_approval(self, call: Call) -> bool:
-        # A call of a tool that needs approval asks again rather than fail on a state it cannot trust.
-        if call.method != "tools/call":
-            return False
-        tool = self.registry.tools.get(call.params.get("name"))  # type: ignore[arg-type]
-        return tool is not None and tool.confirmation is not None
+        return self.respond(message.id, message.method, handshake_request, self, message, state, channel, principal)
 
     def respond(
         self, request_id: jsonrpc.RequestId, method: str, run: t.Callable[..., dict[str, t.Any]], *args: t.Any

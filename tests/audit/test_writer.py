@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import threading
 import typing as t
 
@@ -173,3 +175,21 @@ def test_the_thread_ends_when_idle_and_starts_again_on_the_next_record(tmp_path:
     assert not writer.running
     writer.record(record(3))  # after close: counted, never raised
     assert writer.dropped == 1
+
+
+def test_what_is_buffered_is_written_when_the_process_exits_normally(tmp_path: t.Any) -> None:
+    script = tmp_path / "exits.py"
+    script.write_text(
+        "import sys\n"
+        "from sqlalchemy import create_engine\n"
+        "from flask_mcp.audit.writer import AuditWriter\n"
+        "from flask_mcp.core.audit import AuditRecord\n"
+        "writer = AuditWriter(create_engine(sys.argv[1]), retention_days=None, linger=60)\n"
+        "writer.create_table()\n"
+        "for n in range(50):\n"
+        "    writer.record(AuditRecord(time=1.0, tool='t', arguments_digest='d'))\n"
+        "# no close(): the interpreter's exit writes them\n"
+    )
+    database = f"sqlite:///{tmp_path / 'audit.sqlite3'}"
+    subprocess.run([sys.executable, str(script), database], check=True, timeout=60)
+    assert rows(create_engine(database)) == 50
