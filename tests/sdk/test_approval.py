@@ -17,7 +17,8 @@ from flask_mcp.sdk import connect
 
 from .conftest import ERAS
 
-pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("mode", ERAS)]
+pytestmark = [pytest.mark.anyio]
+both_eras = pytest.mark.parametrize("mode", ERAS)
 
 
 @pytest.fixture
@@ -47,6 +48,7 @@ def answering(action: str, shown: list[types.ElicitRequestParams]) -> t.Any:
     return elicitation
 
 
+@both_eras
 async def test_accepting_runs_the_tool_with_the_arguments_shown(app: Flask, mode: str, deleted: list[int]) -> None:
     shown: list[types.ElicitRequestParams] = []
     async with connect(app, mode=mode, elicitation_callback=answering("accept", shown)) as client:
@@ -59,6 +61,7 @@ async def test_accepting_runs_the_tool_with_the_arguments_shown(app: Flask, mode
     assert meta == {"tool": "delete_note", "argumentsDigest": arguments_digest({"note_id": 7})}
 
 
+@both_eras
 async def test_declining_runs_nothing(app: Flask, mode: str, deleted: list[int]) -> None:
     async with connect(app, mode=mode, elicitation_callback=answering("decline", [])) as client:
         result = await client.call_tool("delete_note", {"note_id": 7})
@@ -66,9 +69,44 @@ async def test_declining_runs_nothing(app: Flask, mode: str, deleted: list[int])
     assert deleted == []
 
 
+@both_eras
 async def test_a_client_without_elicitation_is_refused(app: Flask, mode: str, deleted: list[int]) -> None:
     async with connect(app, mode=mode) as client:
         with pytest.raises(MCPError) as refused:
             await client.call_tool("delete_note", {"note_id": 7})
     assert "elicitation" in str(refused.value)
     assert deleted == []
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28"])
+async def test_a_replayed_tampered_or_retargeted_request_state_asks_again(
+    app: Flask, mode: str, deleted: list[int]
+) -> None:
+    from flask_mcp.core.approval import APPROVAL_KEY
+
+    accept = {APPROVAL_KEY: types.ElicitResult(action="accept")}
+    async with connect(app, mode=mode, elicitation_callback=answering("accept", [])) as client:
+        session = client.session
+        first = await session.call_tool("delete_note", {"note_id": 7}, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult) and APPROVAL_KEY in (first.input_requests or {})
+        state = first.request_state
+        # The state answered for other arguments: nothing runs, and these arguments are asked about.
+        other = await session.call_tool(
+            "delete_note", {"note_id": 8}, input_responses=accept, request_state=state, allow_input_required=True
+        )
+        assert isinstance(other, types.InputRequiredResult) and deleted == []
+        # A state the client altered: asked again.
+        tampered = await session.call_tool(
+            "delete_note", {"note_id": 7}, input_responses=accept, request_state=(state or "") + "x",
+            allow_input_required=True,
+        )  # fmt: skip
+        assert isinstance(tampered, types.InputRequiredResult) and deleted == []
+        done = await session.call_tool(
+            "delete_note", {"note_id": 7}, input_responses=accept, request_state=state, allow_input_required=True
+        )
+        assert isinstance(done, types.CallToolResult) and deleted == [7]
+        # The same approval replayed: asked again, nothing runs a second time.
+        replayed = await session.call_tool(
+            "delete_note", {"note_id": 7}, input_responses=accept, request_state=state, allow_input_required=True
+        )
+        assert isinstance(replayed, types.InputRequiredResult) and deleted == [7]
