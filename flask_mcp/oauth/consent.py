@@ -18,10 +18,10 @@ from urllib.parse import urlsplit
 
 from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749 import OAuth2Error
-from flask import Response, current_app, redirect, render_template, request, url_for
+from flask import Response, current_app, redirect, request, url_for
 
 from ..audit import audit_log_of, read_records
-from ..transport.form_tokens import FormTokens
+from ..transport.form_tokens import FormTokens, form_page
 from .client_documents import is_document_client_id
 from .grants import GrantedUser
 from .tokens import oauth_state
@@ -59,12 +59,7 @@ def _request_digest() -> str:
 
 
 def _page(template: str, status: int, **context: t.Any) -> Response:
-    response = Response(render_template(template, **context), status=status, content_type="text/html; charset=utf-8")
-    response.headers["Cache-Control"] = "no-store"
-    # The pages must not be framed (clickjacking of the approve button).
-    response.headers["X-Frame-Options"] = "DENY"
-    response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
-    return response
+    return form_page(template, status, **context)
 
 
 def _error_page(status: int, error: str, description: str) -> Response:

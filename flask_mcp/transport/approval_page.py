@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import typing as t
 
-from flask import Flask, Response, current_app, redirect, render_template, request, url_for
+from flask import Flask, Response, current_app, redirect, request, url_for
 
 from ..core.approval_pages import PageApproval
 from ..globals import current_state
 from ..stores.approval_pages import CacheApprovalPages
-from .form_tokens import FormTokens
+from .form_tokens import FormTokens, form_page
 from .sign_in import sign_in_of
 
 __all__ = ["TEMPLATE", "add_route", "approval_view", "page_url"]
@@ -47,12 +47,7 @@ def page_url(endpoint_prefix: str, approval_id: str) -> str:
 def _page(status: int, **context: t.Any) -> Response:
     context.setdefault("approval", None)
     context.setdefault("decided", None)
-    response = Response(render_template(TEMPLATE, **context), status=status, content_type="text/html; charset=utf-8")
-    response.headers["Cache-Control"] = "no-store"
-    # A page that approves must not be framed (clickjacking of the approve button).
-    response.headers["X-Frame-Options"] = "DENY"
-    response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
-    return response
+    return form_page(TEMPLATE, status, **context)
 
 
 def _error(status: int, title: str, description: str) -> Response:

@@ -1,4 +1,4 @@
-"""CSRF tokens of the HTML forms flask_mcp serves (the consent and approval pages).
+"""The HTML forms flask_mcp serves (the consent and approval pages): their CSRF tokens, and their pages.
 
 A token is signed with the app's ``SECRET_KEY`` (itsdangerous) and binds a
 random nonce kept in the user's Flask session, the signed-in user and what
@@ -12,10 +12,20 @@ import hmac
 import secrets
 import typing as t
 
-from flask import current_app, session
+from flask import Response, current_app, render_template, session
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-__all__ = ["FormTokens"]
+__all__ = ["FormTokens", "form_page"]
+
+
+def form_page(template: str, status: int, **context: t.Any) -> Response:
+    """*template* rendered as a page where a person decides: never cached, never framed (clickjacking of
+    its buttons)."""
+    response = Response(render_template(template, **context), status=status, content_type="text/html; charset=utf-8")
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
+    return response
 
 
 class FormTokens:

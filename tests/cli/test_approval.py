@@ -8,7 +8,7 @@ import typing as t
 import pytest
 from flask import Flask
 
-from flask_mcp import MCP
+from tests.approval_app import delete_note_server
 
 
 @pytest.fixture
@@ -18,14 +18,7 @@ def deleted() -> list[int]:
 
 @pytest.fixture
 def app(make_app: t.Callable[..., Flask], deleted: list[int]) -> t.Iterator[Flask]:
-    mcp = MCP(name="notes")
-
-    @mcp.tool(confirm="Delete note {note_id}?")
-    def delete_note(note_id: int) -> str:
-        deleted.append(note_id)
-        return f"deleted {note_id}"
-
-    app = make_app(mcp)
+    app = make_app(delete_note_server(deleted))
     yield app
     app.extensions["mcp"].server.tasks.runner.shutdown(wait=False)
 

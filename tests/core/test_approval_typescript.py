@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import typing as t
 from pathlib import Path
@@ -11,9 +10,9 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
-from flask_mcp import MCP
+from tests.approval_app import delete_note_server
 from tests.oauth.served_example import _Threaded
-from tests.oauth.test_typescript_client import CLIENT_PACKAGE, WAIT, _cannot, node_and_npm
+from tests.oauth.test_typescript_client import WAIT, installed_beside
 
 SCRIPT = Path(__file__).with_name("typescript_approval.mjs")
 
@@ -21,20 +20,7 @@ SCRIPT = Path(__file__).with_name("typescript_approval.mjs")
 @pytest.fixture(scope="module")
 def typescript_client(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     """``(node, script)``: the script beside its installed ``node_modules``."""
-    tools = node_and_npm()
-    if isinstance(tools, str):
-        _cannot(tools)
-    node, npm = tools
-    prefix = tmp_path_factory.mktemp("typescript-approval")
-    command = [*npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error"]
-    installed = subprocess.run(
-        [*command, "--prefer-offline", CLIENT_PACKAGE], capture_output=True, text=True, timeout=WAIT
-    )
-    if installed.returncode != 0:
-        _cannot(f"npm could not install {CLIENT_PACKAGE}: {installed.stderr.strip()[-500:]}")
-    script = prefix / SCRIPT.name
-    shutil.copyfile(SCRIPT, script)
-    return node, script
+    return installed_beside(tmp_path_factory, SCRIPT)
 
 
 @pytest.fixture
@@ -44,14 +30,7 @@ def deleted() -> list[int]:
 
 @pytest.fixture
 def served(make_app: t.Callable[..., Flask], deleted: list[int]) -> t.Iterator[str]:
-    mcp = MCP(name="notes")
-
-    @mcp.tool(confirm="Delete note {note_id}?")
-    def delete_note(note_id: int) -> str:
-        deleted.append(note_id)
-        return f"deleted {note_id}"
-
-    app = make_app(mcp, MCP_SSE_KEEPALIVE=0.05)
+    app = make_app(delete_note_server(deleted), MCP_SSE_KEEPALIVE=0.05)
     server = _Threaded(app)
     server.start()
     try:

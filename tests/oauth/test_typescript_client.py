@@ -85,6 +85,11 @@ def _cannot(reason: str) -> t.NoReturn:
 @pytest.fixture(scope="module")
 def typescript_client(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     """``(node, script)``: the script beside its installed ``node_modules``."""
+    return installed_beside(tmp_path_factory, SCRIPT)
+
+
+def installed_beside(tmp_path_factory: pytest.TempPathFactory, source: Path) -> tuple[str, Path]:
+    """``(node, script)``: a copy of the script *source* beside the client package, installed with npm."""
     tools = node_and_npm()
     if isinstance(tools, str):
         _cannot(tools)
@@ -100,8 +105,8 @@ def typescript_client(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Pa
     if installed.returncode != 0:
         _cannot(f"npm could not install {CLIENT_PACKAGE}: {installed.stderr.strip()[-500:]}")
     # An ES module resolves its imports from where it lies: beside node_modules.
-    script = prefix / SCRIPT.name
-    shutil.copyfile(SCRIPT, script)
+    script = prefix / source.name
+    shutil.copyfile(source, script)
     return node, script
 
 

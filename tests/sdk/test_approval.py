@@ -10,10 +10,10 @@ from flask import Flask
 from mcp.client import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
-from flask_mcp import MCP
 from flask_mcp.core.approval import APPROVAL_META
 from flask_mcp.core.audit import arguments_digest
 from flask_mcp.sdk import connect
+from tests.approval_app import delete_note_server
 
 from .conftest import ERAS
 
@@ -28,14 +28,7 @@ def deleted() -> list[int]:
 
 @pytest.fixture
 def app(make_app: t.Callable[..., Flask], deleted: list[int]) -> t.Iterator[Flask]:
-    mcp = MCP(name="notes")
-
-    @mcp.tool(confirm="Delete note {note_id}?")
-    def delete_note(note_id: int) -> str:
-        deleted.append(note_id)
-        return f"deleted {note_id}"
-
-    app = make_app(mcp, MCP_SSE_KEEPALIVE=0.05)
+    app = make_app(delete_note_server(deleted), MCP_SSE_KEEPALIVE=0.05)
     yield app
     app.extensions["mcp"].server.tasks.runner.shutdown(wait=False)
 
