@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from flask import Flask, request
 
 from flask_mcp import MCP
-from flask_mcp.audit import audit_log_of
+from flask_mcp.audit.installed import audit_log_of
 from flask_mcp.testing import MCPTestClient
 
 __all__ = ["main", "measure"]

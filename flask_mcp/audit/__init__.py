@@ -4,12 +4,12 @@
 on an app: the table (:mod:`.models`), the writer that fills it off the
 request path (:mod:`.writer`), the queries and ``flask mcp audit``
 (:mod:`.reading`, :mod:`.commands`). See :doc:`/approval`.
+
+Nothing is imported here: SQLAlchemy (the ``sqlalchemy`` extra) is imported
+with :mod:`.log`, :mod:`.writer` or :mod:`.reading`, which an app without the
+trail never loads.
 """
 
 from __future__ import annotations
 
-from .log import AuditLog, audit_log_of
-from .reading import parse_since, read_records
-from .writer import AuditWriter
-
-__all__ = ["AuditLog", "AuditWriter", "audit_log_of", "parse_since", "read_records"]
+__all__: list[str] = []

@@ -13,8 +13,7 @@ from flask.cli import with_appcontext
 
 from ..cli.output import print_table
 from ..core.audit import OUTCOMES
-from .log import audit_log_of
-from .reading import as_json_ready, parse_since, read_records
+from .installed import audit_log_of
 
 __all__ = ["audit_command"]
 
@@ -47,6 +46,8 @@ def audit_command(
     log = audit_log_of(current_app)
     if log is None:
         raise click.UsageError("the audit trail is off: set MCP_AUDIT = True in the app's config")
+    from .reading import as_json_ready, parse_since, read_records  # SQLAlchemy, there with the trail
+
     try:
         after = None if since is None else parse_since(since, time.time())
     except ValueError as exc:

@@ -13,12 +13,10 @@ from ..config.oversight import AuditSettings
 from ..core.audit import AuditRecord
 from ..core.audit_calls import EndedCall, audit_record
 from ..core.hooks import call_audited
+from .installed import EXTENSION_KEY, audit_log_of
 from .writer import AuditWriter
 
-__all__ = ["EXTENSION_KEY", "AuditLog", "audit_log_of", "current_trace_id"]
-
-#: Where an app keeps its :class:`AuditLog` (``app.extensions[EXTENSION_KEY]``).
-EXTENSION_KEY = "flask_mcp.audit"
+__all__ = ["AuditLog", "current_trace_id"]
 
 
 try:
@@ -128,8 +126,3 @@ def _own(engine: Engine) -> Engine:
             cursor.close()
 
     return engine
-
-
-def audit_log_of(app: Flask) -> AuditLog | None:
-    """The audit trail of *app*, or ``None`` when ``MCP_AUDIT`` is off."""
-    return t.cast("AuditLog | None", app.extensions.get(EXTENSION_KEY))

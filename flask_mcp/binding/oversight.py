@@ -9,10 +9,11 @@ from flask_caching import Cache
 from flask_caching.backends import NullCache
 
 from ..audit.commands import audit_command
-from ..audit.log import AuditLog
 from ..cli.commands import EXTRA_COMMANDS
 from ..config.settings import Settings
 from ..core.approval import Approvals
+from ..core.audit import AuditSink
+from ..policies.tool import ConfigurationError
 from ..stores.approval_pages import CacheApprovalPages
 from ..stores.approvals import CacheLedger
 from ..stores.quota import StoreGuard
@@ -37,10 +38,17 @@ def approvals_for(app: Flask, name: str, settings: Settings, ephemeral: Cache, g
     return Approvals(CacheLedger(ephemeral), ttl=settings.approval.ttl, mode=settings.approval.mode, pages=pages)
 
 
-def audit_for(app: Flask, settings: Settings) -> AuditLog | None:
+def audit_for(app: Flask, settings: Settings) -> AuditSink | None:
     """The audit trail of *app* when ``MCP_AUDIT`` is set (one for every server of the app)."""
     # ``flask mcp audit`` on every app: without the trail it says how to turn it on.
     app.extensions.setdefault(EXTRA_COMMANDS, {})["audit"] = audit_command
     if not settings.audit.enabled:
         return None
+    try:
+        from ..audit.log import AuditLog
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"MCP_AUDIT = True keeps the trail in a SQL table through SQLAlchemy, which cannot be imported ({exc}): "
+            "pip install 'flask-mcp[sqlalchemy]'"
+        ) from None
     return AuditLog.for_app(app, settings.audit)

@@ -20,7 +20,8 @@ from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749 import OAuth2Error
 from flask import Response, current_app, redirect, request, url_for
 
-from ..audit import audit_log_of, read_records
+from ..audit.installed import audit_log_of
+from ..audit.reading import read_records
 from ..transport.form_tokens import FormTokens, form_page
 from .client_documents import is_document_client_id
 from .grants import GrantedUser

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import typing as t
 
 import pytest
@@ -89,3 +91,33 @@ def test_without_the_trail_the_command_says_how_to_turn_it_on(make_app: t.Callab
     result = app.test_cli_runner().invoke(args=["mcp", "audit"])
     assert result.exit_code == 2 and "set MCP_AUDIT = True" in result.output
     app.extensions["mcp"].shutdown()
+
+
+def test_an_app_without_sqlalchemy_serves_and_says_what_the_trail_needs(tmp_path: t.Any) -> None:
+    script = tmp_path / "no_sqlalchemy.py"
+    script.write_text(
+        "import sys\n"
+        "sys.modules['sqlalchemy'] = None  # as if the sqlalchemy extra were not installed\n"
+        "from flask import Flask\n"
+        "from flask_mcp import MCP, ConfigurationError\n"
+        "from flask_mcp.testing import MCPTestClient\n"
+        "mcp = MCP(name='plain')\n"
+        "mcp.tool(lambda a, b: a + b, name='add')\n"
+        "app = Flask('plain')\n"
+        "mcp.init_app(app)\n"
+        "client = MCPTestClient(app, era='modern')\n"
+        "assert client.call_tool('add', {'a': 1, 'b': 2})['content'][0]['text'] == '3'\n"
+        "result = app.test_cli_runner().invoke(args=['mcp', 'audit'])\n"
+        "assert result.exit_code == 2 and 'set MCP_AUDIT = True' in result.output, result.output\n"
+        "audited = Flask('audited')\n"
+        "audited.config['MCP_AUDIT'] = True\n"
+        "try:\n"
+        "    MCP(name='audited').init_app(audited)\n"
+        "except ConfigurationError as exc:\n"
+        "    assert 'flask-mcp[sqlalchemy]' in str(exc), exc\n"
+        "else:\n"
+        "    raise AssertionError('MCP_AUDIT without SQLAlchemy was accepted')\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]

@@ -12,7 +12,8 @@ import pytest
 from flask import Flask
 
 from flask_mcp import MCP, ScopeRequired
-from flask_mcp.audit import audit_log_of, read_records
+from flask_mcp.audit.installed import audit_log_of
+from flask_mcp.audit.reading import read_records
 from flask_mcp.core.approval import APPROVAL_KEY
 from flask_mcp.core.audit import AuditRecord, arguments_digest
 from flask_mcp.core.tasks import EXTENSION

@@ -7,7 +7,8 @@ import typing as t
 from flask import Flask
 
 from flask_mcp import MCP
-from flask_mcp.audit import audit_log_of, read_records
+from flask_mcp.audit.installed import audit_log_of
+from flask_mcp.audit.reading import read_records
 from tests.telemetry.conftest import Telemetry
 
 
