@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import typing as t
 
@@ -17,6 +18,8 @@ from .installed import EXTENSION_KEY, audit_log_of
 from .writer import AuditWriter
 
 __all__ = ["AuditLog", "current_trace_id"]
+
+logger = logging.getLogger("flask_mcp.audit")
 
 
 try:
@@ -74,15 +77,21 @@ class AuditLog:
         return log
 
     def take(self, ended: EndedCall) -> None:
-        """Take an ended call: buffered for writing with the current trace id, and sent to receivers."""
+        """Take an ended call: buffered for writing with the current trace id, and sent to receivers.
+
+        Never raises: a receiver that fails is logged, and the call it records answers as it would have.
+        """
         trace_id = current_trace_id()
-        if call_audited.receivers:
-            record = audit_record(ended, arguments=self.arguments, trace_id=trace_id)
+        if not call_audited.receivers:
+            self.writer.record((ended, trace_id))
+            return
+        record = audit_record(ended, arguments=self.arguments, trace_id=trace_id)
+        self.writer.record(record)
+        try:
             sender = current_app._get_current_object() if has_app_context() else None  # type: ignore[attr-defined]
             call_audited.send(sender, record=record)
-            self.writer.record(record)
-            return
-        self.writer.record((ended, trace_id))
+        except Exception:
+            logger.exception("a receiver of call_audited failed; the call and its record are not affected")
 
     def record(self, record: AuditRecord) -> None:
         """Buffer a record made elsewhere (an import, a test) for writing."""

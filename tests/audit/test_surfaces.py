@@ -244,3 +244,19 @@ def test_the_table_lives_in_flask_sqlalchemys_database(make_app: t.Any, tmp_path
         assert inspect(db.engine).has_table("mcp_audit")
         assert audit_log_of(app) is not None and audit_log_of(app).engine is db.engine  # type: ignore[union-attr]
     app.extensions["mcp"].shutdown()
+
+
+def test_a_failing_receiver_fails_neither_the_call_nor_its_record(
+    app: Flask, make_client: t.Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(sender: t.Any, record: AuditRecord, **extra: t.Any) -> None:
+        raise RuntimeError("the SIEM is down")
+
+    call_audited.connect(broken, app)
+    try:
+        client = make_client(app, era="modern", token="alice-token")
+        result = client.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+    finally:
+        call_audited.disconnect(broken, app)
+    assert result["content"][0]["text"] == "3" and only(app).outcome == "ok"
+    assert "receiver of call_audited failed" in caplog.text
