@@ -42,6 +42,9 @@ COMPARED: dict[str, tuple[str, ...]] = {
     "flask_mcp-stateless": PEERS,
     "flask_mcp-redis": PEERS,
     "flask_mcp-modern": MODERN_PEERS,
+    # The audit trail on, against the same scenario with it off first.
+    "flask_mcp-audit": ("flask_mcp-stateful", "floor"),
+    "flask_mcp-modern-audit": ("flask_mcp-modern", "floor-modern"),
     # The ceiling against the peers: the most any WSGI app can reach against them here.
     "ceiling": ("fastmcp-modern", "fastmcp-stateful", "floor"),
     # On another server: against the floor on the same server first, then the gthread floor and the peers.

@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import typing as t
@@ -68,6 +69,12 @@ class ServerSpec:
     era: Era = "handshake"
 
 
+#: The settings of the audited scenarios (``BENCHCFG_`` keys, read by the app as JSON).
+AUDIT_ENV = (
+    ("BENCHCFG_MCP_AUDIT", "true"),
+    ("BENCHCFG_MCP_AUDIT_DATABASE_URI", f'"sqlite:///{tempfile.gettempdir()}/flask_mcp_bench_audit.sqlite3"'),
+)
+
 _GTHREAD_SPECS = [
     ServerSpec("flask_mcp-stateful", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
                env=(("BENCH_MODE", "stateful"),), stateful=True),
@@ -78,6 +85,11 @@ _GTHREAD_SPECS = [
     # Modern requests never touch sessions, so the default (stateful) config serves them as is.
     ServerSpec("flask_mcp-modern", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
                env=(("BENCH_MODE", "stateful"),), era="modern"),
+    # The same two with the audit trail on (rows to SQLite): what recording every call costs over HTTP.
+    ServerSpec("flask_mcp-audit", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "stateful"), *AUDIT_ENV), stateful=True),
+    ServerSpec("flask_mcp-modern-audit", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "stateful"), *AUDIT_ENV), era="modern"),
     ServerSpec("fastmcp-stateful", "uvicorn", "benchmarks.servers.fastmcp_app:app", needs=("fastmcp", "uvicorn"),
                stateful=True),
     ServerSpec("fastmcp-stateless", "uvicorn", "benchmarks.servers.fastmcp_app:stateless_app",
