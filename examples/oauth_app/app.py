@@ -6,7 +6,9 @@ registers itself, sends you to this app's login page (``alice``/``alice``
 or ``bob``/``bob``), then to a consent page, and calls the tools as you.
 
 ``whoami`` needs ``notes:read``; ``write_note`` needs ``notes:write``, which
-alice may grant and bob may not. The database (SQLite) lives in a temporary
+alice may grant and bob may not; ``delete_note`` needs it too, and runs only
+once the signed-in user approves that exact call on the app's approval page
+(docs/approval.rst). The database (SQLite) lives in a temporary
 folder removed when the process ends; the secret key is random per process.
 
 The login page is one to copy: a CSRF token on its form, no framing, a
