@@ -69,7 +69,11 @@ def decode(data: bytes | bytearray, max_keys: int) -> t.Any:
         value = orjson.loads(data)
     except Exception:  # invalid, or too deep for orjson: the strict decoder words why
         return UNDECIDED
-    if orjson.dumps(value).count(b":") != colons:
+    try:
+        written = orjson.dumps(value)
+    except Exception:  # deeper than orjson writes (it reads deeper than it writes): the strict decoder decides
+        return UNDECIDED
+    if written.count(b":") != colons:
         return UNDECIDED  # a duplicate key (the strict decoder names it)
     return value
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import typing as t
 
@@ -191,3 +192,21 @@ def test_the_depth_limit_is_exact(value: t.Any, max_depth: int, ensure_ascii: bo
             decode(text.encode(), limits)
     else:
         assert decode(text.encode(), limits) == value
+
+
+@settings(max_examples=60, deadline=None)
+@given(depth=st.integers(1, 3000), kind=st.sampled_from(["list", "object"]), wrapped=st.booleans())
+def test_any_nesting_is_decoded_or_refused_never_a_crash(depth: int, kind: str, wrapped: bool) -> None:
+    # Deeper than orjson writes (about 255) but not than it reads: the strict decoder decides.
+    text = nested(depth, kind)
+    if wrapped:
+        text = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":' + text + "}}}"
+    limits = JSONLimits(max_depth=10_000)
+    try:
+        value = decode(text.encode(), limits)
+    except InvalidJSON as exc:
+        assert "too deep" in str(exc)
+    else:
+        assert value == json.loads(text)
+    with pytest.raises((JSONLimitExceeded, InvalidJSON)) if depth + 3 * wrapped > 64 else contextlib.nullcontext():
+        decode(text.encode())

@@ -1000,3 +1000,33 @@ def test_a_session_of_another_process_is_named_as_such(make_app: t.Callable[...,
         elsewhere.post({"jsonrpc": "2.0", "id": 2, "method": "ping"}).get_json()["error"]["message"]
         == "Session not found"
     )
+
+
+@pytest.mark.parametrize("depth", [100, 300, 900, 1000, 5000])
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_arguments_nested_past_the_limit_are_refused_at_any_depth(
+    mcp: MCP, make_app: t.Callable[..., Flask], make_client: t.Callable[..., t.Any], era: str, depth: int
+) -> None:
+    """Deeper than orjson writes, or than the decoder recurses: a 4xx JSON-RPC error, never a 500."""
+    app = make_app(mcp, MCP_STATELESS=True)
+    client = make_client(app, era=era)
+    nested = '{"x":' * depth + "1" + "}" * depth
+    meta = (
+        ',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+        '"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},'
+        '"io.modelcontextprotocol/clientCapabilities":{}}'
+        if era == "modern"
+        else ""
+    )
+    body = (
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":'
+        + nested
+        + "}"
+        + meta
+        + "}}"
+    )
+    answer = post_raw(client, body, **({"Mcp-Method": "tools/call", "Mcp-Name": "add"} if era == "modern" else {}))
+    assert 400 <= answer.status_code < 500, answer.get_data(as_text=True)[:300]
+    assert json_body(answer)["error"]["code"] in (-32700, -32600, -32602)
+    rest = app.test_client().post("/mcp/rest/tools/add", data='{"a":' + nested + "}", content_type="application/json")
+    assert 400 <= rest.status_code < 500, rest.get_data(as_text=True)[:300]
