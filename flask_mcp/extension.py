@@ -15,6 +15,7 @@ from .auth import AuthBackend
 from .binding import caches, servers
 from .binding.composition import mount_server
 from .binding.hook_decorators import HookDecorators
+from .binding.routing import add_server_routes
 from .binding.runtime_changes import RuntimeChanges
 from .binding.state import MCPState, build_state
 from .cli.commands import mcp_group
@@ -43,11 +44,7 @@ from .policies.execution import Transaction
 from .policies.permissions import PermissionLike, check_protected, normalize_permissions
 from .protocol.jsonrpc import INTERNAL_ERROR
 from .signals import current_sender
-from .transport import approval_page, rest
-from .transport.bad_host import answer_bad_hosts
-from .transport.http import endpoint_of, error_response
-from .transport.metadata import register_metadata_routes
-from .transport.rules import add_rule
+from .transport.http import error_response
 
 __all__ = ["MCP", "MCPState"]
 
@@ -186,23 +183,8 @@ class MCP(RuntimeChanges, HookDecorators):
         app = t.cast(Flask, setup_state.app)
         state = self._setup(app)
         path = setup_state.url_prefix or "/"
-        servers.check_path_free(app, state, path)
-        # The rule takes every HTTP method (transport.rules), so the view answers
-        # PUT, TRACE and the like with a JSON 405 itself instead of werkzeug's
-        # HTML page; Blueprint.add_url_rule cannot express "any method".
         blueprint = f"{setup_state.name_prefix}.{setup_state.name}".lstrip(".")
-        served = ("POST", "OPTIONS") if state.settings.stateless else ("GET", "POST", "DELETE", "OPTIONS")
-        add_rule(app, path, f"{blueprint}.endpoint", endpoint_of(state), served, subdomain=setup_state.subdomain)
-        # Requests to this blueprint's routes are this server's (globals.current_state).
-        servers.routed(app, state, blueprint, path)
-        # A Host the router cannot use fails before any view or blueprint handler (transport.bad_host).
-        answer_bad_hosts(app, servers.serves_path)
-        # The REST routes live at MCP_REST_PREFIX, an absolute path, whichever way the blueprint was registered.
-        rest.add_routes(app, state, blueprint, path)
-        # Where the signed-in user approves a call of a tool marked confirm (URL mode).
-        approval_page.add_route(app, blueprint, path)
-        if state.auth is not None:
-            register_metadata_routes(app, state, blueprint, path)
+        add_server_routes(app, state, blueprint, path, setup_state.subdomain)
 
     def _setup(self, app: Flask) -> MCPState:
         existing = state_for(app, self)

@@ -33,6 +33,7 @@ __all__ = [
     "client_of",
     "error_outcome",
     "record_call",
+    "record_ended",
     "result_outcome",
     "without_secrets",
 ]
@@ -212,6 +213,36 @@ def record_call(
     )
 
 
+def record_ended(
+    sink: AuditSink,
+    call: Call,
+    kind: Kind,
+    name: str,
+    arguments: t.Mapping[str, t.Any],
+    started: float,
+    clock: float,
+    outcome: Outcome,
+    error_code: str | None,
+) -> None:
+    """:func:`record_call` for *call*, which began at *started* (the epoch's seconds) and *clock*
+    (:func:`time.perf_counter`): its caller, client, surface, component and approval are the call's."""
+    record_call(
+        sink,
+        kind=kind,
+        name=name,
+        arguments=arguments,
+        started=started,
+        duration=time.perf_counter() - clock,
+        outcome=outcome,
+        surface=call.state.surface,
+        principal=call.principal,
+        state=call.state,
+        tool=call.component if kind == "tool" else None,
+        approval=call.approval,
+        error_code=error_code,
+    )
+
+
 def audited(server: Server, call: Call, handler: t.Callable[[Call], dict[str, t.Any]]) -> dict[str, t.Any]:
     """Run *handler* for *call* and record the call once it has ended (not while it waits or runs as a task)."""
     sink = server.audit
@@ -227,21 +258,7 @@ def audited(server: Server, call: Call, handler: t.Callable[[Call], dict[str, t.
     def done(outcome: Outcome, error_code: str | None) -> None:
         if call.channel is not None and call.channel.cancelled():
             outcome = "cancelled"
-        record_call(
-            sink,
-            kind=kind,
-            name=name,
-            arguments=arguments,
-            started=started,
-            duration=time.perf_counter() - clock,
-            outcome=outcome,
-            surface=call.state.surface,
-            principal=call.principal,
-            state=call.state,
-            tool=call.component if kind == "tool" else None,
-            approval=call.approval,
-            error_code=error_code,
-        )
+        record_ended(sink, call, kind, name, arguments, started, clock, outcome, error_code)
 
     try:
         result = handler(call)

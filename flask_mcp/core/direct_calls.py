@@ -21,8 +21,8 @@ from ..results.convert import tool_value
 from ..results.output import OutputMismatch
 from .approval_pages import URL_ELICITATION_REQUIRED
 from .approve import approve
-from .audit import AuditSink, Outcome, Surface
-from .audit_calls import record_call
+from .audit import Outcome, Surface
+from .audit_calls import record_ended
 from .calls import check_arguments, execute_tool
 from .client import Call, ClientState
 
@@ -108,9 +108,9 @@ def call_tool_json(
             code = str(exc.policy_code)
         elif exc.reason == "approval_required" and call.approval is not None and not call.approval.granted:
             code = "not_approved"
-        _record_direct(sink, call, name, arguments, started, clock, outcome, code)
+        record_ended(sink, call, "tool", name, arguments, started, clock, outcome, code)
         raise
-    _record_direct(sink, call, name, arguments, started, clock, "ok", None)
+    record_ended(sink, call, "tool", name, arguments, started, clock, "ok", None)
     return body
 
 
@@ -121,33 +121,6 @@ _DIRECT_OUTCOMES: dict[Reason, tuple[Outcome, str | None]] = {
     "rate_limited": ("rate_limited", None),
     "approval_required": ("refused", "approval_required"),
 }
-
-
-def _record_direct(
-    sink: AuditSink,
-    call: Call,
-    name: str,
-    arguments: dict[str, t.Any],
-    started: float,
-    clock: float,
-    outcome: Outcome,
-    code: str | None,
-) -> None:
-    record_call(
-        sink,
-        kind="tool",
-        name=name,
-        arguments=arguments,
-        started=started,
-        duration=time.perf_counter() - clock,
-        outcome=outcome,
-        surface=call.state.surface,
-        principal=call.principal,
-        state=call.state,
-        tool=call.component,
-        approval=call.approval,
-        error_code=code,
-    )
 
 
 def _traced_call(server: Server, call: Call, name: str, arguments: dict[str, t.Any]) -> bytes:
