@@ -22,7 +22,7 @@ from pathlib import Path
 import nox
 
 # The tests last: their summary is the run's closing word.
-nox.options.sessions = ["lint", "typing", "docs", "conformance", "tests"]
+nox.options.sessions = ["lint", "typing", "docs", "conformance", "package", "tests"]
 
 #: The official conformance suite, pinned: the 0.1 line (handshake era) and the
 #: 0.2 line, whose requirement sets are frozen per revision.
@@ -165,6 +165,27 @@ def docs(session: nox.Session) -> None:
     """Build the HTML docs, offline, with warnings as errors."""
     session.install("-e", ".[docs]")
     session.run("sphinx-build", "-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
+
+
+@nox.session(reuse_venv=False)
+def package(session: nox.Session) -> None:
+    """Build the sdist and the wheel, check them with twine, and smoke-test the wheel installed fresh.
+
+    The session's own environment is made anew each run and gets the built wheel, not the
+    checkout, with the ``redis``, ``oauth``, ``otel`` and ``sdk`` extras; ``tests/package_smoke.py``
+    then serves the quickstart and ``examples/oauth_app`` from it and calls them.
+    """
+    session.install("build", "twine")
+    dist = Path(session.create_tmp()) / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    session.run("python", "-m", "build", "--outdir", str(dist), ".")
+    session.run("python", "-m", "twine", "check", "--strict", *map(str, dist.iterdir()))
+    (wheel,) = dist.glob("*.whl")
+    session.install(f"{wheel}[redis,oauth,otel,sdk]")
+    # Run from elsewhere, so that nothing is imported from the checkout.
+    checkout = Path.cwd()
+    with session.chdir(session.create_tmp()):
+        session.run("python", str(checkout / "tests" / "package_smoke.py"), str(checkout))
 
 
 @nox.session
