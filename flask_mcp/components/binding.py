@@ -27,10 +27,35 @@ from ..schemas.fast_load import FastLoader, fast_loader
 from ..schemas.json_schema import validate_json_schema
 
 if t.TYPE_CHECKING:
-    from ..core.client import Call
+    from ..policies.principal import Principal
     from ..policies.tool import KwargsProvider
 
-__all__ = ["MAX_LISTED_UNKNOWN", "RESERVED_NAMES", "ArgumentBinder", "accepted_parameters"]
+__all__ = ["MAX_LISTED_UNKNOWN", "RESERVED_NAMES", "ArgumentBinder", "BindingCall", "accepted_parameters"]
+
+
+class RequestSource(t.Protocol):
+    """The server a call runs on, as binding sees it: where the ``request`` seed comes from."""
+
+    def current_request(self) -> t.Any:
+        """The transport's request object for the call being handled (Flask's ``request``)."""
+        ...
+
+
+class BindingCall(t.Protocol):
+    """What binding reads of the call being handled (a :class:`flask_mcp.core.client.Call`)."""
+
+    #: The authenticated caller: the ``user`` seed.
+    principal: Principal | None
+
+    @property
+    def server(self) -> RequestSource:
+        """The server handling the call."""
+        ...
+
+    def context(self) -> t.Any:
+        """The call's :class:`~flask_mcp.Context`: the ``context`` seed and the provider's argument."""
+        ...
+
 
 #: Names the server fills: never arguments a client can set.
 RESERVED_NAMES = frozenset({"request", "user", "data", "context"})
@@ -165,7 +190,7 @@ class ArgumentBinder:
         error.unknown_count = len(unknown)  # type: ignore[attr-defined]
         return error
 
-    def bind(self, call: Call, data: t.Any, sent: t.Collection[str] = ()) -> dict[str, t.Any]:
+    def bind(self, call: BindingCall, data: t.Any, sent: t.Collection[str] = ()) -> dict[str, t.Any]:
         """The keyword arguments of the function for validated *data*.
 
         :param sent: the argument names the caller gave; under the ``caller``

@@ -23,10 +23,7 @@ from __future__ import annotations
 import dataclasses
 import typing as t
 
-if t.TYPE_CHECKING:
-    from ..extension import MCP
-
-__all__ = ["ToolDefinition", "register_tools"]
+__all__ = ["ToolDefinition", "ToolRegistrar", "register_tools"]
 
 Kind = t.Literal["tool", "list", "retrieve"]
 
@@ -57,12 +54,28 @@ class ToolDefinition:
         return cls(func, options, "retrieve")
 
 
+class ToolRegistrar(t.Protocol):
+    """What :func:`register_tools` registers on: an :class:`~flask_mcp.MCP` (its three decorators)."""
+
+    def tool(self, *args: t.Any, **kwargs: t.Any) -> t.Any:
+        """:meth:`MCP.tool <flask_mcp.MCP.tool>`."""
+        ...
+
+    def list_tool(self, *args: t.Any, **kwargs: t.Any) -> t.Any:
+        """:meth:`MCP.list_tool <flask_mcp.MCP.list_tool>`."""
+        ...
+
+    def retrieve_tool(self, *args: t.Any, **kwargs: t.Any) -> t.Any:
+        """:meth:`MCP.retrieve_tool <flask_mcp.MCP.retrieve_tool>`."""
+        ...
+
+
 def _set(options: t.Mapping[str, t.Any] | None) -> dict[str, t.Any]:
     return {key: value for key, value in (options or {}).items() if value is not None}
 
 
 def register_tools(
-    mcp: MCP,
+    mcp: ToolRegistrar,
     definitions: t.Iterable[ToolDefinition],
     *,
     defaults: t.Mapping[str, t.Any] | None = None,

@@ -24,12 +24,10 @@ import warnings
 from ..protocol.jsonrpc import PERMISSION_DENIED, MCPError
 from .principal import Principal
 
-if t.TYPE_CHECKING:
-    from ..components.model import Prompt, Resource, ResourceTemplate, Tool
-
 __all__ = [
     "Authenticated",
     "CallablePermission",
+    "GuardedComponent",
     "Permission",
     "PermissionContext",
     "PermissionLike",
@@ -43,6 +41,45 @@ __all__ = [
     "permission",
 ]
 
+
+class GuardedComponent(t.Protocol):
+    """What every guarded component has: a :class:`~flask_mcp.components.model.Tool`, a
+    :class:`~flask_mcp.components.model.Resource`, a
+    :class:`~flask_mcp.components.model.ResourceTemplate` or a
+    :class:`~flask_mcp.components.model.Prompt` (narrow with ``isinstance`` for the rest).
+    """
+
+    @property
+    def name(self) -> str:
+        """The component's name."""
+        ...
+
+    @property
+    def title(self) -> str | None:
+        """Its human-readable title."""
+        ...
+
+    @property
+    def description(self) -> str | None:
+        """Its description."""
+        ...
+
+    @property
+    def meta(self) -> dict[str, t.Any] | None:
+        """Its ``_meta``."""
+        ...
+
+    @property
+    def func(self) -> t.Callable[..., t.Any]:
+        """The function it runs."""
+        ...
+
+    @property
+    def permissions(self) -> tuple[Permission, ...] | None:
+        """Its own ``permissions=`` (``None``: it gave none)."""
+        ...
+
+
 #: What a permission is checked for.
 ComponentKind = t.Literal["tool", "resource", "prompt"]
 
@@ -54,7 +91,7 @@ class PermissionContext:
     #: The authenticated caller; ``None`` without an auth backend or for an anonymous caller.
     principal: Principal | None
     #: The :class:`~flask_mcp.components.model.Tool`, resource, resource template or prompt.
-    component: Tool | Resource | ResourceTemplate | Prompt
+    component: GuardedComponent
     #: ``"tool"``, ``"resource"`` (static or template) or ``"prompt"``.
     kind: ComponentKind
     #: The call's arguments (tool arguments, prompt arguments, template
@@ -260,7 +297,7 @@ class UnprotectedToolError(RuntimeError):
     """A tool without permissions under ``MCP_REQUIRE_PERMISSIONS = True``."""
 
 
-def check_protected(tools: t.Iterable[Tool], defaults: t.Sequence[Permission], *, strict: bool) -> None:
+def check_protected(tools: t.Iterable[GuardedComponent], defaults: t.Sequence[Permission], *, strict: bool) -> None:
     """Warn about (or, when *strict*, refuse) tools that anyone may call.
 
     Called when authentication is configured. A tool is unprotected when it
