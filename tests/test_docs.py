@@ -9,6 +9,8 @@
   argument parser and settings, so no option is misspelt.
 * Every ``curl`` request of ``docs/deployment.rst`` is answered, without an
   error, by an app with the page's token.
+* A page is one a user reads through: no narrative page over 600 lines (the
+  references excepted), the benchmarks page at most 400.
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 DEPLOYMENT = DOCS / "deployment.rst"
 PAGES = [*sorted(DOCS.glob("*.rst")), ROOT / "README.md"]
+
+#: The reference pages, looked up rather than read through: no length limit.
+REFERENCE_PAGES = {"api.rst", "configuration.rst"}
+#: The most lines a narrative page may have, and the benchmarks page (the history lives in git).
+MAX_PAGE_LINES = 600
+MAX_BENCHMARKS_LINES = 400
 
 #: An ``MCP_*`` key, not the tail of another name (``FLASK_MCP_TOKEN``, ``TASKS_MCP_CACHE_TYPE``).
 KEY = re.compile(r"(?<![A-Za-z0-9_])MCP_[A-Z0-9_]*")
@@ -173,8 +181,9 @@ def commands_of(program: str, pages: t.Iterable[Path]) -> list[tuple[str, list[s
 GUNICORN_COMMANDS = commands_of("gunicorn", sorted(DOCS.glob("*.rst")))
 
 
-def test_the_deployment_page_shows_gunicorn_commands() -> None:
-    assert len([where for where, _ in GUNICORN_COMMANDS if where.startswith(DEPLOYMENT.name)]) >= 4
+def test_the_deployment_pages_show_gunicorn_commands() -> None:
+    pages = (DEPLOYMENT.name, "scaling.rst")
+    assert len([where for where, _ in GUNICORN_COMMANDS if where.startswith(pages)]) >= 4
 
 
 def parse_gunicorn(arguments: list[str]) -> tuple[Config, argparse.Namespace, list[str]]:
@@ -316,3 +325,12 @@ def test_installs_of_the_project_are_shown_one_way(page: Path) -> None:
             assert "-e" in arguments.split() or ".whl" in arguments, f"{page.name}: {match[0]!r} is not -e"
             unknown = set(named["extras"].split(",")) - extras
             assert not unknown, f"{page.name}: {match[0]!r} names extras setup.cfg does not declare: {unknown}"
+
+
+NARRATIVE_PAGES = [page for page in sorted(DOCS.glob("*.rst")) if page.name not in REFERENCE_PAGES]
+
+
+@pytest.mark.parametrize("page", NARRATIVE_PAGES, ids=lambda page: page.name)
+def test_a_narrative_page_stays_readable(page: Path) -> None:
+    limit = MAX_BENCHMARKS_LINES if page.name == "benchmarks.rst" else MAX_PAGE_LINES
+    assert len(page.read_text().splitlines()) <= limit

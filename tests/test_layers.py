@@ -135,7 +135,10 @@ def rank_of(layer: str) -> int:
 
 
 def violations(found: list[Edge], package: str) -> list[str]:
-    """Every import that goes up or sideways (type-only ones too from the core layers), and every Flask import below the boundary."""
+    """Every import that goes up or sideways, and every Flask import below the boundary.
+
+    Type-only imports count too from the core layers (:data:`FLASK_FREE`).
+    """
     problems: list[str] = []
     for edge in found:
         source = layer_of(edge.source)
