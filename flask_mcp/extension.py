@@ -38,7 +38,7 @@ from .config.settings import Settings
 from .core.hooks import Hooks
 from .globals import current_state, state_for, use_server
 from .integrations.apps import as_app, link_view, register_view
-from .integrations.routes.view_arguments import complete_in_current_app, complete_view_tools
+from .integrations.routes.view_arguments import check_unsupplied, complete_in_current_app, complete_view_tools
 from .integrations.skills import SkillWatch, add_skill, add_skills_folder, skills_folder_of
 from .policies.execution import Transaction
 from .policies.permissions import PermissionLike, check_protected, normalize_permissions
@@ -229,6 +229,8 @@ class MCP(RuntimeChanges, HookDecorators):
         # Tools stacked on routes the app already has take their URL variables now; the others
         # when first listed or called (integrations/routes/view_arguments.py).
         complete_view_tools(app, self.registry.registered("tools").values())
+        # A required parameter nothing can supply, on a function no route will call: said now, not at the first call.
+        check_unsupplied(app, self.registry.registered("tools").values())
         # ``flask mcp ...``; an app's own "mcp" command wins.
         if "mcp" not in app.cli.commands:
             app.cli.add_command(mcp_group)

@@ -39,34 +39,58 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def granian_server() -> t.Iterator[str]:
-    """The documented command, serving ``tests/deployment_app.py`` on a free port; its base URL."""
+def start_documented_command() -> tuple[subprocess.Popen[bytes], int]:
+    """The documented command, serving ``tests/deployment_app.py`` on a free port, once it listens."""
     port = free_port()
     command = documented_command()
     command[command.index("--port") + 1] = str(port)
     command[-1] = "tests.deployment_app:create_app"
     command = [sys.executable, "-m", *command]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process, port
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                output = process.stdout.read().decode() if process.stdout else ""  # type: ignore[union-attr]
+                pytest.fail(f"granian did not start: {output}")
+            time.sleep(0.05)  # polling the real condition (the port answers), with a deadline
+
+
+def stop(process: subprocess.Popen[bytes]) -> str:
+    """Stop *process*; everything it printed."""
+    process.terminate()
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    output = process.stdout.read().decode() if process.stdout else ""  # type: ignore[union-attr]
-                    pytest.fail(f"granian did not start: {output}")
-                time.sleep(0.05)  # polling the real condition (the port answers), with a deadline
+        output, _ = process.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, _ = process.communicate()
+    return output.decode(errors="replace")
+
+
+def test_every_warning_of_the_documented_command_is_explained() -> None:
+    """What granian warns of at start is quoted on the page, with why it is fine."""
+    process, _ = start_documented_command()
+    output = stop(process)
+    page = " ".join(DEPLOYMENT.read_text().split())
+    warned = re.findall(r"\[WARNING\] (.*)", output)
+    for warning in warned:
+        quoted = re.search(r"which (seems quite high compared to the number of CPU cores available)", warning)
+        assert quoted is not None, f"granian warns of something the page does not explain: {warning}"
+        assert f'"{quoted.group(1)}"' in page
+
+
+@pytest.fixture
+def granian_server() -> t.Iterator[str]:
+    """The documented command, serving ``tests/deployment_app.py`` on a free port; its base URL."""
+    process, port = start_documented_command()
+    try:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def post(url: str, message: dict[str, t.Any], headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:

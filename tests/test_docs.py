@@ -334,3 +334,14 @@ NARRATIVE_PAGES = [page for page in sorted(DOCS.glob("*.rst")) if page.name not 
 def test_a_narrative_page_stays_readable(page: Path) -> None:
     limit = MAX_BENCHMARKS_LINES if page.name == "benchmarks.rst" else MAX_PAGE_LINES
     assert len(page.read_text().splitlines()) <= limit
+
+
+def test_the_cache_type_is_written_one_way() -> None:
+    """Every ``MCP_CACHE_TYPE`` the pages set is flask-caching's class name (``RedisCache``), never a short name."""
+    assigned = {
+        f"{page.name}: {match.group(0)}"
+        for page in PAGES
+        for match in re.finditer(r"MCP_CACHE_TYPE\s*=\s*[\"']?(\w+)", page.read_text())
+        if not match.group(1)[0].isupper()
+    }
+    assert assigned == set()

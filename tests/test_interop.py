@@ -758,3 +758,28 @@ async def test_the_client_sends_its_token_in_every_request(
             async with Client(endpoint, mode=mode) as anonymous:
                 await anonymous.call_tool("notes", {})
         assert info.group_contains(MCPError, match="requires authentication.*Authorization: Bearer", depth=2)
+
+
+async def test_a_stream_the_tool_closes_still_brings_its_result(
+    make_app: t.Callable[..., Flask], live_server: t.Any, mode: str
+) -> None:
+    """ctx.close_stream() (SEP-1699): the handshake era resumes with GET; a 2026-07-28 request keeps its stream."""
+    polite = MCP(name="polite")
+
+    @polite.tool
+    def patient(ctx: flask_mcp.Context) -> str:
+        ctx.report_progress(1, 2)  # the answer is a stream from here on
+        ctx.close_stream()
+        return "after the stream was closed"
+
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    with serve(live_server, make_app(polite)) as endpoint:
+        async with Client(endpoint, mode=mode) as client:
+            with anyio.fail_after(30):
+                result = await client.call_tool("patient", {}, progress_callback=on_progress)
+    assert texts(result.content) == ["after the stream was closed"]
+    assert progress == [1]

@@ -182,7 +182,8 @@ class DocsIndex:
         self.docs_dir = docs_dir
         self.pages: dict[str, Path] = {}
         self.sections: list[Section] = []
-        for file in sorted(docs_dir.rglob("*.rst")):
+        # By page name ("oauth" before "oauth-clients"), not by file name ("-" sorts before ".").
+        for file in sorted(docs_dir.rglob("*.rst"), key=lambda path: path.with_suffix("").as_posix()):
             relative = file.relative_to(docs_dir)
             if "_build" in relative.parts:
                 continue

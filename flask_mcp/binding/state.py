@@ -25,6 +25,7 @@ from ..auth import AuthGate, StaticTokenBackend
 from ..config.settings import LateSettingWarning, ProcessLocalSessionsWarning, Settings, changed_settings
 from ..core.context import use_state_store
 from ..core.server import Server
+from ..integrations.routes.view_arguments import settle_view_tools
 from ..integrations.routes.view_tools import route_caller_digest, route_for
 from ..integrations.tasks.setup import build_tasks
 from ..policies.ratelimit import CacheRateLimiter, counter_cache
@@ -110,7 +111,7 @@ class MCPState:
         self.request_guard = RequestGuard(self.settings.allowed_hosts, self.settings.allowed_origins)
 
     def check_first_request(self, config: t.Mapping[str, t.Any], environ: t.Mapping[str, t.Any]) -> None:
-        """Warn, once a process, about a setup that cannot work as it stands.
+        """Complete the tools stacked on routes, and warn, once a process, about a setup that cannot work.
 
         Called on a process's first request, the first moment the WSGI server
         says (``wsgi.multiprocess``) whether other processes serve the same
@@ -118,6 +119,10 @@ class MCPState:
         requests would then reach a process that does not know its session.
         """
         self.check_settings_unchanged(config)
+        # The app gains no more routes now: each tool stacked on a route takes its schema, and what
+        # cannot be called is logged here rather than at the tool's first call.
+        app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+        settle_view_tools(app, list(self.server.registry.registered("tools").values()))
         if not environ.get("wsgi.multiprocess") or self.store_is_shared:
             return
         # Without a configured secret, each process signs requestState with a key of its own.
@@ -197,7 +202,7 @@ class MCPState:
 SESSIONS_IN_ONE_PROCESS = (
     "this server runs several processes, but handshake-era sessions live in one process's memory "
     "(MCP_CACHE_TYPE is SimpleCache): a session's later requests reach other processes, which answer "
-    "404 Session not found. Use a shared store (MCP_CACHE_TYPE = 'redis' and MCP_CACHE_REDIS_URL), "
+    "404 Session not found. Use a shared store (MCP_CACHE_TYPE = 'RedisCache' and MCP_CACHE_REDIS_URL), "
     "or MCP_STATELESS = True; clients of the 2026-07-28 revision need no session"
 )
 #: What else fails there without a configured secret: input rounds retried on another process.
@@ -210,7 +215,7 @@ STATELESS_ROUNDS_IN_ONE_PROCESS = (
     "this server runs several processes with a process-local store (MCP_CACHE_TYPE is SimpleCache) and no "
     "SECRET_KEY or MCP_REQUEST_STATE_SECRET: each process signs input_required rounds' requestState with a "
     "key of its own, so a retry that reaches another process is refused. Set SECRET_KEY (the same in every "
-    "process) or use a shared store (MCP_CACHE_TYPE = 'redis')"
+    "process) or use a shared store (MCP_CACHE_TYPE = 'RedisCache')"
 )
 
 

@@ -27,6 +27,7 @@ from flask.cli import with_appcontext
 from rich.console import Console
 from rich.json import JSON
 
+from ..components.signature_checks import unsupplied_message
 from ..globals import state_of
 from . import output
 from .client import caller, era_option, list_all, token_option
@@ -208,6 +209,18 @@ def _show_detail(server: Server, kind: str, item: dict[str, t.Any], terminal: bo
             click.echo(f"  {label}: {text}")
 
 
+def tool_problems(server: Server) -> list[str]:
+    """Why each tool that cannot be called cannot: a refused schema, a required parameter nothing supplies."""
+    found: list[str] = []
+    for tool in server.registry.registered("tools").values():
+        tool.complete()  # a tool stacked on a route takes its URL's variables first
+        if tool.refused is not None:
+            found.append(tool.refused)
+        elif tool.unsupplied:
+            found.append(unsupplied_message(tool.name, tool.unsupplied))
+    return found
+
+
 def _matches(item: dict[str, t.Any], kind: str, name: str) -> bool:
     return any(item.get(member) == name for member in KINDS[kind].names)
 
@@ -250,3 +263,9 @@ def inspect_command(name: str | None, as_json: bool, era: str, token: str | None
     for index, (kind, items) in enumerate(listings.items()):
         headers, rows = _rows(server, kind, items)
         output.print_table(KINDS[kind].title, headers, rows, terminal, first=index == 0)
+    problems = tool_problems(server)
+    if problems:
+        # On stderr, where a failing check is looked for; the tables stay as they are.
+        click.echo(f"\nProblems ({len(problems)})", err=True)
+        for problem in problems:
+            click.echo(f"  {problem}", err=True)

@@ -285,6 +285,7 @@ def build_tool(func: t.Callable[..., t.Any], *, routable: bool = False, **option
         confirm=confirm_option(name, options.get("confirm")),
         result_ttl=result_ttl(name, options),
         unsupplied=unsupplied,
+        typed_by_hints=options.get("input_schema") is None and binding is ArgumentBinding.SPREAD,
         **_tagged(options),
         **cache_hints(with_result_ttl(options), f"tool {name!r}"),
     )

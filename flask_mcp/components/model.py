@@ -131,6 +131,9 @@ class Tool:
     completion: t.Callable[[Tool], ma.Schema | dict[str, t.Any] | None] | None = None
     #: Why every call is refused, found after registration by :attr:`completion`.
     refused: str | None = None
+    #: The input schema was made from the function's type hints (its parameters), so the URL of a
+    #: route the function turns out to be the view of may type those of its parameters it supplies.
+    typed_by_hints: bool = False
     #: How many input schemas were completed late, in all (:meth:`complete_with`): a listing
     #: made before the last one may show a schema since completed.
     completions: t.ClassVar[int] = 0
@@ -175,15 +178,20 @@ class Tool:
         try:
             completed = completion(self)
         except ValueError as exc:
-            self.completion, self.refused = None, str(exc)
-            Tool.generation += 1
+            self.refuse(str(exc))
             return
         if completed is not None:
             self.complete_with(completed)
 
+    def refuse(self, why: str) -> None:
+        """Refuse every call with *why*, found after registration; nothing is left to complete."""
+        self.completion, self.refused, self.typed_by_hints = None, why, False
+        Tool.generation += 1
+
     def complete_with(self, schema: ma.Schema | dict[str, t.Any]) -> None:
         """Make *schema* the input schema for good: :attr:`completion` is done, nothing is left unsupplied."""
         self.input_schema, self.completion, self.unsupplied = schema, None, frozenset()
+        self.typed_by_hints = False
         for cached in ("_binder", "_descriptor"):
             self.__dict__.pop(cached, None)
         Tool.completions += 1

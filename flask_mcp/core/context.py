@@ -208,8 +208,11 @@ class Context(InjectedParameter):
         in the session's event log until the client reconnects with
         ``Last-Event-ID``, as the client was told to with the stream's
         ``retry`` field. This spares a connection during long work.
+
+        A no-op in the 2026-07-28 revision, whose requests stand alone: a client has no session
+        and no ``GET`` to resume the stream with, so closing it would cost the call its answer.
         """
-        if self._channel is not None:
+        if self._channel is not None and not self._call.state.modern:
             self._channel.close_stream()
 
     def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:

@@ -15,10 +15,11 @@ Streams count against ``MCP_MAX_STREAMS`` like the handshake era's GET streams.
 
 from __future__ import annotations
 
+import functools
 import time
 import typing as t
 
-from flask import Response, stream_with_context
+from flask import Response, request, stream_with_context
 
 from ..core.client import ClientState
 from ..core.listen import Subscription
@@ -26,6 +27,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 from ..stores.events import BROADCAST
 from ..stores.failures import unavailable
+from .deadline import socket_of
 from .status import json_answer
 from .streaming import STREAM_RETRY_AFTER, sse_event
 
@@ -57,7 +59,8 @@ def respond(state: MCPState, message: jsonrpc.Request, principal: Principal | No
     subscription, refusal = subscription_of(state, message, principal)
     if subscription is None:
         return json_answer(state, t.cast(dict[str, t.Any], refusal), modern=True)
-    if not state.streams.take():
+    sock = socket_of(request.environ)  # looked at when every slot is taken (stream_slots.py)
+    if not state.streams.take(sock):
         error = MCPError(
             SERVICE_UNAVAILABLE,
             f"Service Unavailable: this server holds {state.streams.limit} open streams; retry shortly",
@@ -73,10 +76,10 @@ def respond(state: MCPState, message: jsonrpc.Request, principal: Principal | No
             headers=_HEADERS,
         )
     except BaseException:
-        state.streams.give_back()
+        state.streams.give_back(sock)
         raise
     # The WSGI server closes the response when the stream ends or the client goes away.
-    stream.call_on_close(state.streams.give_back)
+    stream.call_on_close(functools.partial(state.streams.give_back, sock))
     return stream
 
 

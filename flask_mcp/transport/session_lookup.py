@@ -39,7 +39,7 @@ SESSION_NOT_FOUND = -32001
 #: Why a session can be unknown to one process while another has it.
 _ELSEWHERE = (
     "Session not found: it was created by another server process, and with the default SimpleCache "
-    "sessions live in one process's memory. Use a shared store (MCP_CACHE_TYPE = 'redis'), "
+    "sessions live in one process's memory. Use a shared store (MCP_CACHE_TYPE = 'RedisCache'), "
     "or clients of the 2026-07-28 revision, which need no session"
 )
 

@@ -26,7 +26,7 @@ import threading
 import time
 import typing as t
 
-from flask import Response, copy_current_request_context, stream_with_context
+from flask import Response, copy_current_request_context, request, stream_with_context
 from flask.globals import _cv_app, _cv_request
 
 from ..core.context import NoAnswer
@@ -35,6 +35,7 @@ from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 from ..stores.events import BROADCAST, GAP_GRACE, parse_event_id
 from ..stores.failures import unavailable
 from .answer import JSONAnswer
+from .deadline import socket_of
 from .lost_requests import LostRequest
 from .status import http_status
 
@@ -316,7 +317,8 @@ def resume_or_listen(
 
     :param owner: the subject owning the session, to read its subscriptions again.
     """
-    if not state.streams.take():
+    sock = socket_of(request.environ)  # looked at when every slot is taken (stream_slots.py)
+    if not state.streams.take(sock):
         error = MCPError(
             SERVICE_UNAVAILABLE,
             f"Service Unavailable: this server holds {state.streams.limit} open streams; retry shortly",
@@ -339,10 +341,10 @@ def resume_or_listen(
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     except BaseException:
-        state.streams.give_back()
+        state.streams.give_back(sock)
         raise
     # The WSGI server closes the response when the stream ends or the client goes away.
-    response.call_on_close(state.streams.give_back)
+    response.call_on_close(functools.partial(state.streams.give_back, sock))
     return response
 
 

@@ -992,7 +992,7 @@ def test_a_session_of_another_process_is_named_as_such(make_app: t.Callable[...,
     response = elsewhere.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert response.status_code == 404
     error = response.get_json()["error"]
-    assert error["code"] == -32001 and "another server process" in error["message"] and "redis" in error["message"]
+    assert error["code"] == -32001 and "another server process" in error["message"] and "RedisCache" in error["message"]
     assert error["data"]["reason"] == "another_process"
     # An id nobody minted is just unknown.
     elsewhere.session_id = "nothing"

@@ -407,8 +407,8 @@ def test_max_streams_refuses_a_second_listen_until_the_first_is_closed(
         released = threading.Event()
         give_back = slots.give_back
 
-        def noting_give_back() -> None:
-            give_back()
+        def noting_give_back(*sock: t.Any) -> None:
+            give_back(*sock)
             released.set()
 
         monkeypatch.setattr(slots, "give_back", noting_give_back)
@@ -433,6 +433,24 @@ def test_max_streams_refuses_a_second_listen_until_the_first_is_closed(
             pytest.fail("no listen was accepted after the first stream closed")
         try:
             acknowledged(modern_schema_checker, stream, "third")
+        finally:
+            stream.close()
+
+
+def test_a_gone_clients_slot_is_free_for_the_next_listen_at_once(
+    served: t.Any, modern_schema_checker: SchemaValidator
+) -> None:
+    """At the cap, a client that closed its stream gives its slot up before its next keep-alive (a minute here)."""
+    with served(MCP_MAX_STREAMS=1, MCP_SSE_KEEPALIVE=60) as (app, _mcp, endpoint):
+        with endpoint.listen("first", {"toolsListChanged": True}) as first:
+            acknowledged(modern_schema_checker, first, "first")
+        # The first client has closed its connection; its stream has written nothing since.
+        connection, response = endpoint.send(listen_request("second", {"toolsListChanged": True}))
+        stream = Stream(connection, response)
+        try:
+            assert response.status == 200, response.read()
+            acknowledged(modern_schema_checker, stream, "second")
+            assert find_state(app).streams.open == 1  # type: ignore[union-attr]
         finally:
             stream.close()
 

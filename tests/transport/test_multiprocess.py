@@ -50,7 +50,7 @@ def test_simplecache_under_several_processes_warns_once(mcp: MCP, make_app: t.Ca
     app = make_app(mcp)
     (warning,) = _first_request(app, multiprocess=True)
     message = str(warning.message)
-    assert "several processes" in message and "MCP_CACHE_TYPE = 'redis'" in message and "MCP_STATELESS" in message
+    assert "several processes" in message and "MCP_CACHE_TYPE = 'RedisCache'" in message and "MCP_STATELESS" in message
     assert "requestState key every process shares: set SECRET_KEY" in message
     assert _first_request(app, multiprocess=True) == []  # once a process
 

@@ -37,6 +37,7 @@ import hmac
 import json
 import typing as t
 import unicodedata
+from html.parser import HTMLParser
 from urllib.parse import urlencode
 
 import marshmallow as ma
@@ -215,7 +216,48 @@ def _payload(text: str, mimetype: str) -> t.Any:
             return json.loads(text) if text else None
         except ValueError:
             return text
+    if mimetype in {"text/html", "application/xhtml+xml"}:
+        # An HTML error page (werkzeug's for abort(404, description=...)): the model gets its words.
+        return _html_text(text)
     return text
+
+
+class _PageText(HTMLParser):
+    """The text of an HTML page: its paragraphs apart, the rest (less title, scripts and styles) beside."""
+
+    _HIDDEN = frozenset({"title", "script", "style", "head"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.paragraphs: list[str] = []
+        self.other: list[str] = []
+        self._open: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "p":
+            self.paragraphs.append("")
+        self._open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._open:
+            del self._open[len(self._open) - 1 - self._open[::-1].index(tag) :]
+
+    def handle_data(self, data: str) -> None:
+        if self._HIDDEN.intersection(self._open):
+            return
+        if "p" in self._open and self.paragraphs:
+            self.paragraphs[-1] += data
+        else:
+            self.other.append(data)
+
+
+def _html_text(page: str) -> str:
+    """What an HTML error page says, as plain text: its paragraphs (werkzeug puts the description in one)."""
+    parser = _PageText()
+    parser.feed(page)
+    parser.close()
+    words = [" ".join(p.split()) for p in parser.paragraphs] or [" ".join(" ".join(parser.other).split())]
+    return " ".join(word for word in words if word)
 
 
 def _message(payload: t.Any) -> str:

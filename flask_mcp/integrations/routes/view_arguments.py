@@ -1,4 +1,4 @@
-"""A tool stacked on a route, with ``input_schema=``: its URL's variables are arguments beside the schema's.
+"""A tool stacked on a route: its URL's variables are arguments, typed by their converters.
 
 .. code-block:: python
 
@@ -20,16 +20,26 @@ for every app (:meth:`~flask_mcp.components.model.Tool.complete`): when an
 app is set up (:func:`complete_view_tools`, from ``init_app``), and else on
 the first listing or call in an app context (:func:`complete_in_current_app`).
 
+Without ``input_schema=`` the schema comes from the type hints, and a
+parameter that is a URL variable takes the converter's field (an
+``<int:book_id>`` is an integer of at least 0, described as the URL's part)
+rather than its hint's: one route, one schema, however the tool was made.
+
 A URL variable the input schema declares too is refused (the URL supplies
 it; which of the two types would hold is anybody's guess), and so is a
-required parameter of the function that neither supplies; when that is found
-at ``init_app`` it raises there, and when found later it is logged and every
-call of the tool answers it.
+required parameter of the function that neither supplies. ``init_app``
+raises for it when the function is the view of one of the app's routes, or
+of no route at all (:func:`check_unsupplied`); a function that a blueprint
+registered after ``init_app`` routes is checked at the app's first request
+(:func:`settle_view_tools`), where it is logged, and every call of the tool
+answers it.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
+import types
 import typing as t
 
 import marshmallow as ma
@@ -38,6 +48,7 @@ from marshmallow import fields
 
 from ...components.binding import RESERVED_NAMES
 from ...components.signature_checks import unsupplied_message
+from ...schemas.hints import schema_from_signature
 from ...schemas.json_schema import schema_to_json_schema, validate_json_schema
 from .url_variables import url_variables_schema
 from .view_tools import calls_a_route, route_of
@@ -47,7 +58,14 @@ if t.TYPE_CHECKING:
 
     from ...components.model import Tool
 
-__all__ = ["ViewArguments", "complete_in_current_app", "complete_view_tools", "view_arguments"]
+__all__ = [
+    "ViewArguments",
+    "check_unsupplied",
+    "complete_in_current_app",
+    "complete_view_tools",
+    "settle_view_tools",
+    "view_arguments",
+]
 
 logger = logging.getLogger("flask_mcp")
 
@@ -137,9 +155,11 @@ class ViewArguments(ma.Schema):
         return merged
 
 
-def view_arguments(tool: Tool, rule: Rule) -> ViewArguments | ma.Schema | dict[str, t.Any]:
+def view_arguments(tool: Tool, rule: Rule, *, hinted: bool = False) -> ViewArguments | ma.Schema | dict[str, t.Any]:
     """*tool*'s input schema completed by *rule*'s variables, for a function that is *rule*'s view.
 
+    :param hinted: the schema was made from the function's type hints: its
+        parameters that are URL variables give way to the converters' fields.
     :raises ValueError: a variable the input schema declares too, or one
         with a reserved name; or a required parameter neither supplies.
     """
@@ -147,18 +167,20 @@ def view_arguments(tool: Tool, rule: Rule) -> ViewArguments | ma.Schema | dict[s
     variables = url_variables_schema(rule)
     names = set(variables.fields)
     where = f"the URL {rule.rule} ({rule.endpoint})"
+    reserved = sorted(names & RESERVED_NAMES)
+    if reserved:
+        raise ValueError(
+            f"tool {tool.name!r}: the variable {reserved[0]!r} of {where} has a name the server fills "
+            f"({', '.join(sorted(RESERVED_NAMES))}) and cannot be an argument; rename the URL variable"
+        )
+    if hinted and names:
+        given = schema_from_signature(tool.func, name=f"{tool.name}_arguments", exclude=RESERVED_NAMES | names)()
     both = sorted(names & _wire_names(given))
     if both:
         listed = ", ".join(map(repr, both))
         raise ValueError(
             f"tool {tool.name!r}: {listed} is both a variable of {where} and an argument of the input schema; "
             "the URL supplies it, typed by its converter: take it out of the input schema"
-        )
-    reserved = sorted(names & RESERVED_NAMES)
-    if reserved:
-        raise ValueError(
-            f"tool {tool.name!r}: the variable {reserved[0]!r} of {where} has a name the server fills "
-            f"({', '.join(sorted(RESERVED_NAMES))}) and cannot be an argument; rename the URL variable"
         )
     missing = tool.unsupplied - names
     if missing:
@@ -172,7 +194,7 @@ def view_arguments(tool: Tool, rule: Rule) -> ViewArguments | ma.Schema | dict[s
 
 def _completed_by(app: Flask, tool: Tool) -> ViewArguments | ma.Schema | dict[str, t.Any] | None:
     route = route_of(app, tool.func)
-    return None if route is None else view_arguments(tool, route.rule)
+    return None if route is None else view_arguments(tool, route.rule, hinted=tool.typed_by_hints)
 
 
 def complete_in_current_app(tool: Tool) -> ViewArguments | ma.Schema | dict[str, t.Any] | None:
@@ -197,11 +219,71 @@ def complete_in_current_app(tool: Tool) -> ViewArguments | ma.Schema | dict[str,
 def complete_view_tools(app: Flask, tools: t.Iterable[Tool]) -> None:
     """Complete now the tools whose function is already a view of *app* (the routes it has when set up).
 
+    A tool given ``input_schema=`` takes the URL's variables beside it; one typed by its hints
+    takes the converters' fields for its parameters that are URL variables.
+
     :raises ValueError: a route that refuses its tool's schema (:func:`view_arguments`).
     """
     for tool in tools:
-        if tool.completion is None:
+        if (tool.completion is None and not tool.typed_by_hints) or calls_a_route(tool.func):
             continue
         completed = _completed_by(app, tool)
         if completed is not None:
             tool.complete_with(completed)
+
+
+def settle_view_tools(app: Flask, tools: t.Iterable[Tool]) -> None:
+    """At *app*'s first request, when it can gain no more routes: complete every tool stacked on one.
+
+    What cannot be called is logged now, not at its first call: a route that refuses its tool (every
+    call answers it), and a required parameter nothing supplies because no route calls the function.
+    """
+    for tool in tools:
+        try:
+            complete_view_tools(app, [tool])
+        except ValueError as exc:
+            logger.error("%s; every call of the tool answers this", exc)
+            tool.refuse(str(exc))
+            continue
+        if tool.completion is not None and tool.unsupplied and not calls_a_route(tool.func):
+            logger.error("%s; every call of the tool answers this", unsupplied_message(tool.name, tool.unsupplied))
+
+
+def check_unsupplied(app: Flask, tools: t.Iterable[Tool]) -> None:
+    """Refuse, when *app* is set up, a tool whose required parameter nothing can supply.
+
+    A function that is not (yet) a view of *app* may be the view of a route
+    a blueprint registered later adds: that is left to the first request
+    (:func:`settle_view_tools`). Any other function will never be handed
+    the parameter.
+
+    :raises ValueError: naming the tool, the parameter and the fixes.
+    """
+    for tool in tools:
+        if not tool.unsupplied or tool.completion is None or route_of(app, tool.func) is not None:
+            continue
+        if not _routed_by_a_blueprint(tool.func):
+            why = (
+                "the input schema does not declare it, and the function is the view of no route of the app "
+                "(a route added after init_app is not known here: add it before)"
+            )
+            raise ValueError(unsupplied_message(tool.name, tool.unsupplied, why))
+
+
+def _routed_by_a_blueprint(func: t.Callable[..., t.Any]) -> bool:
+    """Whether a blueprint holds a route to *func* for the apps it will be registered on.
+
+    A blueprint keeps each route as a deferred function (``Blueprint.add_url_rule``'s) whose
+    closure holds the view: found through the references to *func*. Only asked at ``init_app``
+    for a tool that needs a route, so the walk's cost is paid rarely.
+    """
+    for cell in gc.get_referrers(func):
+        if not isinstance(cell, types.CellType):
+            continue
+        for closure in gc.get_referrers(cell):
+            if not isinstance(closure, tuple):
+                continue
+            for owner in gc.get_referrers(closure):
+                if isinstance(owner, types.FunctionType) and owner.__qualname__.startswith("Blueprint.add_url_rule"):
+                    return True
+    return False

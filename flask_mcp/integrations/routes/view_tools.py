@@ -28,6 +28,7 @@ __all__ = [
     "route_caller_digest",
     "route_for",
     "route_of",
+    "routes_settled",
 ]
 
 #: The functions that call a route (a tool's own, or the one found for a view that is a tool).
@@ -102,10 +103,15 @@ def route_of(app: Flask, func: t.Callable[..., t.Any]) -> ViewRoute | None:
                 table[view] = route
                 view = getattr(view, "__wrapped__", None)
         known = (size, table)
-    if getattr(app, "_got_first_request", False):
+    if routes_settled(app):
         known = (_SETTLED, known[1])
     _view_routes[app] = known
     return known[1].get(func)
+
+
+def routes_settled(app: Flask) -> bool:
+    """Whether *app* can gain no more routes: it has served a request (Flask refuses setup from then on)."""
+    return bool(getattr(app, "_got_first_request", False))
 
 
 def route_for(func: t.Callable[..., t.Any]) -> t.Callable[..., t.Any] | None:

@@ -98,6 +98,33 @@ def test_a_call_goes_through_the_route_with_the_callers_token(app: Flask, make_c
     assert response.get_json()["format"] == "md"
 
 
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+@pytest.mark.parametrize("stacked", [False, True], ids=["expose_routes", "stacked tool"])
+def test_an_html_error_page_reaches_the_model_as_its_words(make_client: t.Any, era: str, stacked: bool) -> None:
+    """abort(404, description=...) in a plain view, with no JSON error handler: werkzeug's page, told as text."""
+    mcp = MCP(name="books")
+    app = Flask("books")
+    app.config.update(TESTING=True)
+
+    def get_book(book_id: int) -> t.Any:
+        abort(404, description=f"no book {book_id} <in> the 'shop' & elsewhere")
+
+    app.get("/books/<int:book_id>")(mcp.tool()(get_book) if stacked else get_book)
+    if not stacked:
+        expose_routes(mcp, app, ["get_book"])
+    mcp.init_app(app)
+    assert "<!doctype html>" in app.test_client().get("/books/42").get_data(as_text=True)
+    client = make_client(app, era=era)
+    if era == "handshake":
+        client.initialize()
+    tool = "get_book"
+    refused = client.call_tool(tool, {"book_id": 42})
+    text = refused["content"][0]["text"]
+    assert refused["isError"] is True
+    assert text.endswith("answered 404 NOT FOUND: no book 42 <in> the 'shop' & elsewhere")
+    assert "<!doctype" not in text and "<p>" not in text and "&amp;" not in text
+
+
 def test_the_apps_own_auth_and_error_handlers_answer(app: Flask, make_client: t.Any) -> None:
     anonymous = make_client(app, era="modern")
     refused = anonymous.call_tool("notes_get_note", {"note_id": 1})

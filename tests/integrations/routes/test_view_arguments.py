@@ -18,6 +18,7 @@ from marshmallow import fields
 from werkzeug.routing import BaseConverter
 
 from flask_mcp import MCP
+from flask_mcp.routes import expose_routes
 
 
 class OrderIn(ma.Schema):
@@ -469,7 +470,7 @@ def test_a_url_variable_with_a_reserved_name_is_refused() -> None:
         mcp.init_app(app)
 
 
-def test_a_function_no_route_supplies_answers_a_clear_error(make_client: t.Any) -> None:
+def test_a_function_no_route_supplies_is_refused_when_the_app_is_set_up() -> None:
     mcp = MCP(name="plain")
 
     @mcp.tool(input_schema=OrderIn)
@@ -477,15 +478,62 @@ def test_a_function_no_route_supplies_answers_a_clear_error(make_client: t.Any) 
         raise AssertionError("never runs")
 
     app = Flask("plain")
+    with pytest.raises(ValueError) as refused:
+        mcp.init_app(app)
+    message = str(refused.value)
+    assert "tool 'create_order': parameter 'customer' is required, but nothing supplies it" in message
+    assert "the function is the view of no route of the app" in message
+    assert "give it a default, declare it in the input schema, or supply it with a kwargs= provider" in message
+
+
+def test_a_function_a_later_blueprint_routes_is_checked_at_the_first_request(
+    make_client: t.Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """init_app cannot know yet: the blueprint registered after it routes the function, or does not."""
+    mcp = MCP(name="later")
+    orders = Blueprint("orders", __name__)
+
+    @orders.post("/orders")
+    @mcp.tool(input_schema=OrderIn)
+    def create_order(customer: int, item: str, quantity: int) -> dict[str, t.Any]:
+        raise AssertionError("never runs")
+
+    app = Flask("later")
     app.config.update(TESTING=True)
-    mcp.init_app(app)
-    refused = make_client(app, era="modern").call_tool("create_order", {"item": "tea"})
+    mcp.init_app(app)  # the function is a blueprint's view: nothing said yet
+    app.register_blueprint(orders)
+    client = make_client(app, era="modern")
+    with caplog.at_level(logging.ERROR, logger="flask_mcp"):
+        client.list_tools()
+    assert (
+        "parameter 'customer' is required, but nothing supplies it (neither the input schema nor the URL /orders"
+        in (caplog.text)
+    )
+    refused = client.call_tool("create_order", {"item": "tea"})
     assert refused["isError"] is True
     assert "parameter 'customer' is required, but nothing supplies it" in refused["content"][0]["text"]
 
 
-def test_a_tool_without_input_schema_keeps_its_hints(make_client: t.Any) -> None:
-    """Typed by the function's hints, the URL variable is the hint's: nothing to merge, nothing refused."""
+def test_inspect_shows_a_parameter_nothing_supplies() -> None:
+    mcp = MCP(name="inspected")
+    orders = Blueprint("inspected_orders", __name__)
+
+    @orders.post("/orders")
+    @mcp.tool(input_schema=OrderIn)
+    def create_order(customer: int, item: str, quantity: int) -> dict[str, t.Any]:
+        raise AssertionError("never runs")
+
+    app = Flask("inspected")
+    mcp.init_app(app)
+    app.register_blueprint(orders)
+    result = app.test_cli_runner().invoke(args=["mcp", "inspect"])
+    assert result.exit_code == 0, result.output
+    assert "Problems (1)" in result.stderr
+    assert "tool 'create_order': parameter 'customer' is required, but nothing supplies it" in result.stderr
+
+
+def test_a_tool_without_input_schema_types_its_url_variables_by_their_converters(make_client: t.Any) -> None:
+    """Typed by the function's hints, a URL variable is still the converter's: the schema expose_routes gives."""
     mcp = MCP(name="hints")
     app = Flask("hints")
     app.config.update(TESTING=True)
@@ -495,8 +543,16 @@ def test_a_tool_without_input_schema_keeps_its_hints(make_client: t.Any) -> None
     def read_note(note_id: int) -> dict[str, t.Any]:
         return {"id": note_id}
 
+    exposed = MCP(name="exposed", blueprint_name="exposed_mcp")
+    expose_routes(exposed, app, ["read_note"])
     mcp.init_app(app)
+    exposed.init_app(app)
     client = make_client(app, era="modern")
     (tool,) = client.list_tools()
-    assert tool["inputSchema"]["properties"] == {"note_id": {"type": "integer"}}
+    (exposed_tool,) = make_client(app, "/exposed_mcp", era="modern").list_tools()
+    assert tool["inputSchema"]["properties"] == exposed_tool["inputSchema"]["properties"]
+    assert tool["inputSchema"]["properties"]["note_id"]["minimum"] == 0
     assert client.call_tool("read_note", {"note_id": 2})["structuredContent"] == {"id": 2}
+    negative = client.call_tool("read_note", {"note_id": -1})
+    assert negative["isError"] is True
+    assert negative["content"][0]["text"].endswith("Invalid arguments: note_id: Must be greater than or equal to 0.")
