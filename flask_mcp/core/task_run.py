@@ -99,17 +99,20 @@ def run_task(server: Server, task_id: str) -> None:
     tasks = server.tasks
     if tasks is None:
         return
+    returned = False
     try:
-        _run(server, tasks, task_id)
+        returned = _run(server, tasks, task_id)
     finally:
         HEARTBEATS.forget(task_id)
         try:
-            ran(tasks.store, task_id)  # its tool no longer holds a worker: it stops counting as running
+            if not returned:  # an ended task noted its run's return with its end
+                ran(tasks.store, task_id)  # its tool no longer holds a worker: it stops counting as running
         except Exception:  # the store failed: the run's count goes stale with its heartbeat
             logger.warning("task %s: the end of its run could not be recorded", task_id, exc_info=True)
 
 
-def _run(server: Server, tasks: Tasks, task_id: str) -> None:
+def _run(server: Server, tasks: Tasks, task_id: str) -> bool:
+    """Run the task's tool; whether it ended the task, its run's return noted with the end."""
     store = tasks.store
     record = store.load(task_id)
     if record is not None and record.heartbeat_at is None and record.runs > 0:
@@ -117,11 +120,12 @@ def _run(server: Server, tasks: Tasks, task_id: str) -> None:
         record = store.update(task_id, stamp)
     # Cancelling sets the status before the stop flag: a task cancelled before it ran is terminal here.
     if record is None or record.terminal or record.status == "input_required":
-        return
+        return False
     tool = server.registry.tools.get(record.tool)
     if tool is None:
-        end(store, task_id, "failed", error=MCPError(INTERNAL_ERROR, f"Tool {record.tool!r} is no longer served"))
-        return
+        gone = MCPError(INTERNAL_ERROR, f"Tool {record.tool!r} is no longer served")
+        end(store, task_id, "failed", error=gone, returned=True)
+        return True
     params = {"name": record.tool, "arguments": record.arguments, "_meta": {"progressToken": task_id, **record.meta}}
     client = ClientState.from_dict(record.client)
     if client.log_level is None:
@@ -135,19 +139,20 @@ def _run(server: Server, tasks: Tasks, task_id: str) -> None:
         result = _run_traced(call, tool, record.arguments)
     except InputRequired as pending:
         _ask(store, task_id, {key: request.wire() for key, request in pending.requests.items()})
-        return
+        return False
     except MCPError as exc:
-        end(store, task_id, "failed", error=exc)
+        end(store, task_id, "failed", error=exc, returned=True)
         _audit(call, record, *error_outcome(exc.code))
-        return
+        return True
     except Exception as exc:  # a bug: logged, and the task says so rather than staying "working"
         logger.exception("task %s of tool %r failed", task_id, record.tool)
-        end(store, task_id, "failed", error=server.internal_error(exc))
+        end(store, task_id, "failed", error=server.internal_error(exc), returned=True)
         _audit(call, record, "tool_error", "-32603")
-        return
+        return True
     failed = bool(result.get("isError")) and record.era == "handshake"  # 2025-11-25: an error result fails it
-    end(store, task_id, "failed" if failed else "completed", result=result)
+    end(store, task_id, "failed" if failed else "completed", result=result, returned=True)
     _audit(call, record, *result_outcome(result, None), cancelled=call.channel.cancelled())
+    return True
 
 
 def _audit(call: Call, record: TaskRecord, outcome: Outcome, code: str | None, *, cancelled: bool = False) -> None:

@@ -349,16 +349,21 @@ def end(
     *,
     result: dict[str, t.Any] | None = None,
     error: MCPError | None = None,
+    returned: bool = False,
 ) -> None:
     """End *task_id* with *status*, its *result* or *error* (and *message*, by default the error's).
 
     A task that has already ended is left as it is: one cancelled while its
     tool ran stays cancelled whatever the tool returned.
+
+    :param returned: the run ending it has returned (see :func:`ran`), noted in the same
+        update: a caller who sees the task ended finds it no longer counted as running.
     """
 
     def finish(record: TaskRecord) -> bool:
+        came_back = returned and _returned(record)
         if record.terminal:
-            return False  # cancelled while it ran: it stays cancelled
+            return came_back  # cancelled while it ran: it stays cancelled
         record.result = result
         record.error = error.to_dict() if error is not None else None
         record.input_requests = {}
@@ -370,13 +375,14 @@ def end(
 
 def ran(store: TaskStore, task_id: str) -> None:
     """Note that one run of *task_id* returned: once none is left, its tool no longer holds a worker."""
+    store.update(task_id, _returned)
 
-    def returned(record: TaskRecord) -> bool:
-        if record.runs <= 0:
-            return False
-        record.runs -= 1
-        if record.runs == 0:
-            record.heartbeat_at = None
-        return True
 
-    store.update(task_id, returned)
+def _returned(record: TaskRecord) -> bool:
+    # One run fewer; with none left the task no longer holds a worker, and gives no sign of life.
+    if record.runs <= 0:
+        return False
+    record.runs -= 1
+    if record.runs == 0:
+        record.heartbeat_at = None
+    return True
