@@ -8,13 +8,13 @@ in a thread of its own as a real browser is a process of its own.
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import runpy
 import stat
 import threading
 import typing as t
 from pathlib import Path
-from types import ModuleType
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import anyio
@@ -27,12 +27,9 @@ from tests.oauth.served_example import sign_in
 SCRIPT = Path(__file__).resolve().parent / "oauth_client" / "client.py"
 
 
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("example_oauth_client", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def load_script() -> t.Any:
+    """The script's functions and classes, as a namespace (run as a file, not as ``__main__``)."""
+    return SimpleNamespace(**runpy.run_path(str(SCRIPT)))
 
 
 class Browser:

@@ -30,15 +30,36 @@ def client_gone(sock: socket.socket) -> bool:
 
     Asks without waiting and without reading: a socket with nothing to read is
     a live idle client; one readable with nothing to peek at has had its end
-    closed.
+    closed. What cannot be asked (no ``poll``, say) counts as a live client.
     """
     try:
-        if sock.fileno() < 0:
-            return True
-        readable, _, _ = select.select([sock], [], [], 0)
-        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
-    except (OSError, ValueError):
+        fd = sock.fileno()
+    except OSError:
         return True
+    if fd < 0:
+        return True
+    try:
+        readable = _readable(fd)
+    except (OSError, ValueError):  # not a socket this process may ask about: leave it be
+        return False
+    if not readable:
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except BlockingIOError:
+        return False
+    except OSError:  # reset by the client
+        return True
+
+
+def _readable(fd: int) -> bool:
+    # poll has no limit on descriptor numbers (select stops at 1024, which a gevent worker passes).
+    poller = getattr(select, "poll", None)
+    if poller is None:
+        return bool(select.select([fd], [], [], 0)[0])
+    watch = poller()
+    watch.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(watch.poll(0))
 
 
 class StreamSlots:

@@ -486,47 +486,39 @@ def test_a_function_no_route_supplies_is_refused_when_the_app_is_set_up() -> Non
     assert "give it a default, declare it in the input schema, or supply it with a kwargs= provider" in message
 
 
-def test_a_function_a_later_blueprint_routes_is_checked_at_the_first_request(
-    make_client: t.Any, caplog: pytest.LogCaptureFixture
-) -> None:
-    """init_app cannot know yet: the blueprint registered after it routes the function, or does not."""
-    mcp = MCP(name="later")
-    orders = Blueprint("orders", __name__)
+def app_whose_blueprint_comes_later(name: str) -> Flask:
+    """An app set up before the blueprint whose view ``create_order`` is: a parameter nothing supplies."""
+    mcp = MCP(name=name)
+    orders = Blueprint(f"{name}_orders", __name__)
 
     @orders.post("/orders")
     @mcp.tool(input_schema=OrderIn)
     def create_order(customer: int, item: str, quantity: int) -> dict[str, t.Any]:
         raise AssertionError("never runs")
 
-    app = Flask("later")
+    app = Flask(name)
     app.config.update(TESTING=True)
     mcp.init_app(app)  # the function is a blueprint's view: nothing said yet
     app.register_blueprint(orders)
-    client = make_client(app, era="modern")
+    return app
+
+
+def test_a_function_a_later_blueprint_routes_is_checked_at_the_first_request(
+    make_client: t.Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """init_app cannot know yet: the blueprint registered after it routes the function, or does not."""
+    client = make_client(app_whose_blueprint_comes_later("later"), era="modern")
     with caplog.at_level(logging.ERROR, logger="flask_mcp"):
         client.list_tools()
-    assert (
-        "parameter 'customer' is required, but nothing supplies it (neither the input schema nor the URL /orders"
-        in (caplog.text)
-    )
+    logged = "parameter 'customer' is required, but nothing supplies it (neither the input schema nor the URL /orders"
+    assert logged in caplog.text
     refused = client.call_tool("create_order", {"item": "tea"})
     assert refused["isError"] is True
     assert "parameter 'customer' is required, but nothing supplies it" in refused["content"][0]["text"]
 
 
 def test_inspect_shows_a_parameter_nothing_supplies() -> None:
-    mcp = MCP(name="inspected")
-    orders = Blueprint("inspected_orders", __name__)
-
-    @orders.post("/orders")
-    @mcp.tool(input_schema=OrderIn)
-    def create_order(customer: int, item: str, quantity: int) -> dict[str, t.Any]:
-        raise AssertionError("never runs")
-
-    app = Flask("inspected")
-    mcp.init_app(app)
-    app.register_blueprint(orders)
-    result = app.test_cli_runner().invoke(args=["mcp", "inspect"])
+    result = app_whose_blueprint_comes_later("inspected").test_cli_runner().invoke(args=["mcp", "inspect"])
     assert result.exit_code == 0, result.output
     assert "Problems (1)" in result.stderr
     assert "tool 'create_order': parameter 'customer' is required, but nothing supplies it" in result.stderr
