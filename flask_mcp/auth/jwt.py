@@ -2,16 +2,22 @@
 
 Keys come from configuration only: a PEM key, a JWK, or a JWKS document
 given as a dict or a JSON file. Nothing is fetched over the network.
+
+A token verified once is answered from memory until its ``exp``
+(:mod:`flask_mcp.auth.verified`), as long as the key that verified it is
+still one of the backend's.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import typing as t
 from pathlib import Path
 
 from ..policies.principal import Principal
 from .base import AuthBackend, bearer_token, parse_scopes
+from .verified import VerifiedTokens
 
 if t.TYPE_CHECKING:
     from flask import Request
@@ -91,6 +97,10 @@ class JWTBackend(AuthBackend):
         # The last document the function returned and its parsed keys: parsed again only when it changes.
         self._jwks_memo: tuple[t.Any, dict[str | None, t.Any]] | None = None
         self._jwks = _load_jwks(jwks) if jwks is not None and not callable(jwks) else None
+        #: Tokens this process verified, with the algorithm, ``kid`` and audience that verified each.
+        self.verified = VerifiedTokens(leeway=leeway)
+        #: Seconds since the epoch: what a token's ``exp`` is compared with (tests pass a fake one).
+        self.clock: t.Callable[[], float] = time.time
 
     @property
     def checks_audience(self) -> bool:  # type: ignore[override]
@@ -107,6 +117,20 @@ class JWTBackend(AuthBackend):
         audience = self.audience if self.audience is not None else self.resource
         if token is None or audience is None:
             return None
+        known = self.verified.get(token, self.clock())
+        if known is not None:
+            principal, (algorithm, kid, checked_for) = known
+            try:
+                still_keyed = self._key_for(algorithm, kid) is not None
+            except ValueError:  # the key source no longer reads (an empty JWKS): nothing verifies it now
+                still_keyed = False
+            if checked_for == audience and still_keyed:
+                return principal
+            # Its key is no longer one of ours, or it was checked for another audience: verify it again.
+            self.verified.drop(token)
+        return self._verify(token, audience)
+
+    def _verify(self, token: str, audience: str | t.Sequence[str]) -> Principal | None:
         import jwt
 
         try:
@@ -129,12 +153,16 @@ class JWTBackend(AuthBackend):
             scopes = parse_scopes(claims["scope"] if claims.get("scope") is not None else claims.get("scp"))
         except (jwt.PyJWTError, ValueError, TypeError, KeyError):
             return None
-        return Principal(
+        if float(claims["exp"]) + self.leeway <= self.clock():
+            return None  # PyJWT compares with the system's time; this backend's clock decides too
+        principal = Principal(
             subject=str(claims["sub"]),
             scopes=scopes,
             claims=claims,
             expires_at=float(claims["exp"]),
         )
+        self.verified.put(token, principal, (algorithm, header.get("kid"), audience))
+        return principal
 
     def _key_for(self, algorithm: str, kid: t.Any) -> t.Any:
         if algorithm.upper().startswith("HS"):

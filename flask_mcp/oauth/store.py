@@ -36,6 +36,8 @@ class OAuthStore:
     def __init__(self, engine: Engine, *, clock: t.Callable[[], float] = time.time) -> None:
         self.engine = engine
         self.clock = clock
+        #: Revocations made by this process: a token checked before the last one is checked again.
+        self.revocations = 0
         self._sessions = sessionmaker(engine, expire_on_commit=False)
 
     def create_tables(self) -> None:
@@ -105,6 +107,7 @@ class OAuthStore:
             session.execute(
                 update(AccessTokenRecord).where(AccessTokenRecord.client_id == client_id).values(revoked=True)
             )
+            self.revocations += 1
             session.execute(delete(Consent).where(Consent.client_id == client_id))
             result = session.execute(delete(Client).where(Client.client_id == client_id))
             return bool(getattr(result, "rowcount", 0))
@@ -262,14 +265,15 @@ class OAuthStore:
         """Revoke one access token."""
         with self.session() as session:
             session.execute(update(AccessTokenRecord).where(AccessTokenRecord.jti == jti).values(revoked=True))
+        self.revocations += 1
 
     def revoke_family(self, family_id: str) -> None:
         """Revoke every token of a family."""
         with self.session() as session:
             self._revoke_family(session, family_id)
 
-    @staticmethod
-    def _revoke_family(session: Session, family_id: str) -> None:
+    def _revoke_family(self, session: Session, family_id: str) -> None:
+        self.revocations += 1
         session.execute(update(TokenFamily).where(TokenFamily.family_id == family_id).values(revoked=True))
         session.execute(update(RefreshToken).where(RefreshToken.family_id == family_id).values(revoked=True))
         session.execute(update(AccessTokenRecord).where(AccessTokenRecord.family_id == family_id).values(revoked=True))

@@ -6,6 +6,12 @@ An access token is a JWT signed with the server's current key, with
 ``jti``. The resource side is flask_mcp's own :class:`~flask_mcp.auth.JWTBackend`
 reading the published keys, plus one check: the ``jti`` must not have been
 revoked (RFC 7009 revocation, a revoked connection, a replayed refresh token).
+
+That check reads the database, so a process asks it about a token at most
+once every :data:`REVOCATION_BOUND` seconds, and answers the token's calls in
+between from memory (:mod:`flask_mcp.auth.verified`): a token revoked anywhere
+is refused by every process within that bound, and at once by the process
+that revoked it.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from joserfc.jwk import KeySet
 
 from ..auth.base import bearer_token
 from ..auth.jwt import JWTBackend
+from ..auth.verified import VerifiedTokens
 from .keys import ALGORITHM
 
 if t.TYPE_CHECKING:
@@ -28,7 +35,10 @@ if t.TYPE_CHECKING:
     from ..policies.principal import Principal
     from .server import MCPAuthorizationServer, OAuthState
 
-__all__ = ["AccessTokenGenerator", "OAuthTokenBackend", "save_token"]
+__all__ = ["REVOCATION_BOUND", "AccessTokenGenerator", "OAuthTokenBackend", "save_token"]
+
+#: Seconds a process trusts its last look at whether a token was revoked before it looks again.
+REVOCATION_BOUND = 1.0
 
 #: Where the app keeps its :class:`~flask_mcp.oauth.state.OAuthState`.
 STATE_KEY = "flask_mcp.oauth"
@@ -115,6 +125,8 @@ class OAuthTokenBackend(JWTBackend):
 
     def __init__(self) -> None:
         super().__init__(issuer=None, jwks=lambda: oauth_state().keys.public_jwks(), algorithms=(ALGORITHM,))
+        #: Tokens found not revoked, with the issuer, the moment and this process's revocation count then.
+        self.unrevoked = VerifiedTokens()
 
     def authenticate(self, request: Request) -> Principal | None:
         """The principal of a valid, unrevoked access token of this app's authorization server."""
@@ -122,17 +134,29 @@ class OAuthTokenBackend(JWTBackend):
         if token is None:
             return None
         state = oauth_state()
+        store, issuer = state.store, state.settings.issuer
+        now = store.clock()
+        known = self.unrevoked.get(token, self.clock())
+        if known is not None:
+            principal, (checked_for, checked_at, revocations) = known
+            fresh = now - checked_at < REVOCATION_BOUND and revocations == store.revocations
+            if fresh and checked_for == issuer and super().authenticate(request) is not None:
+                return principal
         # A key another process generated or rotated a moment ago is read now, not at the next reload.
         _learn_key_of(state, token)
         # The issuer is the app's (one extension may serve several apps), so it is compared here.
-        principal = super().authenticate(request)
-        if principal is None or principal.claims.get("iss") != state.settings.issuer:
-            return None
-        record = state.store.live_access_token(principal.claims.get("jti"))
-        if record is None:
+        verified = super().authenticate(request)
+        record = None
+        if verified is not None and verified.claims.get("iss") == issuer:
+            revocations = store.revocations  # before the read: a revocation meanwhile makes it stale
+            record = store.live_access_token(verified.claims.get("jti"))
+        if verified is None or record is None:
+            self.unrevoked.drop(token)
             return None
         # A token issued to a client for itself (client credentials) has no user behind it.
-        return dataclasses.replace(principal, machine=True) if record.user_id is None else principal
+        principal = dataclasses.replace(verified, machine=True) if record.user_id is None else verified
+        self.unrevoked.put(token, principal, (issuer, now, revocations))
+        return principal
 
     def authorization_server_metadata(self) -> dict[str, t.Any]:
         """This app's authorization server's RFC 8414 document."""
