@@ -22,7 +22,7 @@ from pathlib import Path
 import nox
 
 # The tests last: their summary is the run's closing word.
-nox.options.sessions = ["lint", "typing", "docs", "conformance", "package", "tests"]
+nox.options.sessions = ["lint", "typing", "docs", "conformance", "package", "budget", "tests"]
 
 #: The official conformance suite, pinned: the 0.1 line (handshake era) and the
 #: 0.2 line, whose requirement sets are frozen per revision.
@@ -165,6 +165,20 @@ def docs(session: nox.Session) -> None:
     """Build the HTML docs, offline, with warnings as errors."""
     session.install("-e", ".[docs]")
     session.run("sphinx-build", "-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
+
+
+@nox.session
+def budget(session: nox.Session) -> None:
+    """Count each budgeted ``tools/call`` path's instructions under callgrind and fail when one is over budget.
+
+    The plain call in both eras, the signed-in call and the streamed call, each beside its floor
+    (``benchmarks/budget.py``; the budget is ``benchmarks/budget.json``). Needs valgrind (Debian
+    package ``valgrind``, which ``.ci/run`` installs); without it the session skips, except in CI.
+    """
+    if shutil.which("valgrind") is None:
+        (session.error if os.environ.get("CI") else session.skip)("valgrind is needed to count instructions")
+    session.install("-e", ".[jwt]")
+    session.run("python", "benchmarks/budget.py", *session.posargs)
 
 
 @nox.session(reuse_venv=False)

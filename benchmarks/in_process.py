@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
     ratios: dict[str, dict[str, t.Any]] = {}
     for label in counts:
         name = label.removesuffix(AGAINST.format(name=""))
-        floor = FLOOR_OF[SCENARIOS[name][1]]
+        floor = FLOOR_OF[name]
         if name == floor or floor not in counts:
             continue
         ratios[label] = _ratio(label, counts[label], floor, counts[floor])

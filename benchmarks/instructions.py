@@ -60,40 +60,89 @@ SCENARIOS: dict[str, tuple[str, Era]] = {
     # name: (what app, which era); the floors first, every ratio needs them.
     "floor": ("floor", "handshake"),
     "floor-modern": ("floor-modern", "modern"),
+    "floor-jwt": ("floor-jwt", "handshake"),
+    "floor-stream": ("floor-stream", "handshake"),
     "flask_mcp": ("stateful", "handshake"),
     "flask_mcp-modern": ("stateful", "modern"),
     "flask_mcp-redis": ("redis", "handshake"),
+    # Signed in: a bearer JWT verified by JWTBackend, against a view verifying it with PyJWT.
+    "flask_mcp-jwt": ("jwt", "handshake"),
+    # Streamed: a tool reporting progress three times, against a view streaming the same four events.
+    "flask_mcp-progress": ("stateful", "handshake"),
 }
-FLOOR_OF: dict[Era, str] = {"handshake": "floor", "modern": "floor-modern"}
+#: Each flask_mcp scenario's floor: the bare view doing the same work.
+FLOOR_OF: dict[str, str] = {
+    "floor": "floor",
+    "floor-modern": "floor-modern",
+    "floor-jwt": "floor-jwt",
+    "floor-stream": "floor-stream",
+    "flask_mcp": "floor",
+    "flask_mcp-modern": "floor-modern",
+    "flask_mcp-redis": "floor",
+    "flask_mcp-jwt": "floor-jwt",
+    "flask_mcp-progress": "floor-stream",
+}
+#: The scenarios answered as an event stream: three progress notifications, then the result.
+STREAMED = {"floor-stream", "flask_mcp-progress"}
+#: The scenarios whose calls carry the signing module's bearer token.
+SIGNED_IN = {"floor-jwt", "flask_mcp-jwt"}
 
 
 def build(kind: str) -> Flask:
     """The app a scenario sends its calls to."""
-    if kind == "floor":
-        from benchmarks.servers.floor_app import app
+    if kind.startswith("floor"):
+        from benchmarks.servers import floor_app
 
-        return app
-    if kind == "floor-modern":
-        from benchmarks.servers.floor_app import modern_app
-
-        return modern_app
+        return {
+            "floor": floor_app.app,
+            "floor-modern": floor_app.modern_app,
+            "floor-jwt": floor_app.signed_in_app,
+            "floor-stream": floor_app.streaming_app,
+        }[kind]
     from benchmarks.servers.flask_mcp_app import create_app
 
     return create_app(kind)
 
 
-def caller(name: str) -> t.Callable[[], None]:
-    """A function sending *name*'s ``tools/call add(40, 2)``, its answer checked once here."""
+def request_of(name: str, app: Flask) -> tuple[dict[str, t.Any], dict[str, str]]:
+    """The message and the headers of *name*'s call."""
     kind, era = SCENARIOS[name]
-    app = build(kind)
     session = ""
     if era == "handshake":
         # The floor is sent the same request, with a session id it ignores.
-        session = IGNORED_SESSION if kind.startswith("floor") else open_session(app)
+        session = IGNORED_SESSION if kind.startswith("floor") else open_session(app, headers=signed_in_headers(name))
     message = call_body(7, 40, 2, era)
-    headers = call_headers(session, era)
+    headers = {**call_headers(session, era), **signed_in_headers(name)}
+    if name in STREAMED:
+        message["params"]["name"] = "progress"
+        message["params"]["_meta"] = {**message["params"].get("_meta", {}), "progressToken": "p-1"}
+    return message, headers
+
+
+def signed_in_headers(name: str) -> dict[str, str]:
+    """The bearer token of a signed-in scenario (none for the others)."""
+    if name not in SIGNED_IN:
+        return {}
+    from benchmarks.servers.signing import TOKEN
+
+    return {"Authorization": f"Bearer {TOKEN}"}
+
+
+def answered(name: str, status: str, data: bytes) -> bool:
+    """Whether *name*'s call was answered as it should be: 42, and three progress notes when streamed."""
+    if not status.startswith("200"):
+        return False
+    if name in STREAMED:
+        return data.count(b"notifications/progress") == 3 and data.replace(b" ", b"").count(b'{"result":42}') == 1
+    return bool(json.loads(data)["result"]["structuredContent"]["result"] == 42)
+
+
+def caller(name: str) -> t.Callable[[], None]:
+    """A function sending *name*'s ``tools/call add(40, 2)``, its answer checked once here."""
+    app = build(SCENARIOS[name][0])
+    message, headers = request_of(name, app)
     status, _, data = post(app, message, headers)
-    if not status.startswith("200") or json.loads(data)["result"]["structuredContent"] != {"result": 42}:
+    if not answered(name, status, data):
         raise SystemExit(f"{name}: the call failed: {status} {data!r}")
     body = json.dumps(message).encode()
     environ = environ_for(body, headers)
@@ -192,12 +241,12 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
     if not shutil.which("valgrind"):
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
     wanted = [name for name in args.only.split(",") if name] or list(SCENARIOS)
-    names = [name for name in SCENARIOS if name in wanted or name.startswith("floor")]
+    names = [name for name in SCENARIOS if name in wanted or name in {FLOOR_OF.get(w) for w in wanted}]
     per_call = measure(names, args.calls, args.jobs, args.collect)
     report: dict[str, t.Any] = {"calls": args.calls, "collect": args.collect, "scenarios": {}}
     print(f"{'scenario':<20}{'instructions/call':>20}{'ratio to floor':>16}{'over floor':>14}")
     for name, value in per_call.items():
-        floor = per_call[FLOOR_OF[SCENARIOS[name][1]]]
+        floor = per_call[FLOOR_OF[name]]
         ratio = floor / value
         report["scenarios"][name] = {"instructions_per_call": round(value), "ratio_to_floor": round(ratio, 3)}
         print(f"{name:<20}{value:>20,.0f}{ratio:>16.2f}{value - floor:>14,.0f}")

@@ -212,9 +212,9 @@ def ratios(results: list[dict[str, t.Any]]) -> list[dict[str, t.Any]]:
 
 def tools_list_ms(tool_count: int = 1000, calls: int = 200) -> float:
     """Milliseconds per ``tools/list`` (all tools on one page), in process through the WSGI app."""
-    from benchmarks.servers.flask_mcp_app import create_app
+    from benchmarks.servers.flask_mcp_app import BASE_TOOLS, create_app
 
-    client = create_app("stateless", extra_tools=tool_count - 1).test_client()
+    client = create_app("stateless", extra_tools=tool_count - BASE_TOOLS).test_client()
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     response = client.post("/mcp", json=body)
     assert len(response.get_json()["result"]["tools"]) == tool_count

@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.load import Era, call_body, call_headers
-from benchmarks.servers.flask_mcp_app import create_app
+from benchmarks.servers.flask_mcp_app import BASE_TOOLS, create_app
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -78,14 +78,15 @@ def post(
     return answered["status"], answered["headers"], data
 
 
-def open_session(app: Flask, client: str = "127.0.0.1") -> str:
-    """``initialize`` and ``notifications/initialized`` from address *client*; the session id."""
-    accept = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-    status, headers, data = post(app, INITIALIZE, accept, client)
-    if "Mcp-Session-Id" not in headers:
+def open_session(app: Flask, client: str = "127.0.0.1", headers: dict[str, str] | None = None) -> str:
+    """``initialize`` and ``notifications/initialized`` from address *client* (with *headers*); the session id."""
+    accept = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **(headers or {})}
+    status, answer_headers, data = post(app, INITIALIZE, accept, client)
+    if "Mcp-Session-Id" not in answer_headers:
         raise SystemExit(f"initialize failed: {status} {data!r}")
-    session = headers["Mcp-Session-Id"]
-    post(app, {"jsonrpc": "2.0", "method": "notifications/initialized"}, call_headers(session), client)
+    session = answer_headers["Mcp-Session-Id"]
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    post(app, initialized, {**call_headers(session), **(headers or {})}, client)
     return session
 
 
@@ -141,7 +142,7 @@ def _receiver(sender: t.Any, **extra: t.Any) -> None:
 
 VARIANTS: dict[str, t.Callable[[], Flask]] = {
     "plain": lambda: create_app("stateful"),
-    "1000 tools": lambda: create_app("stateful", extra_tools=999),
+    "1000 tools": lambda: create_app("stateful", extra_tools=1000 - BASE_TOOLS),
     "100 resources": lambda: with_resources(100),
     "1000 sessions": lambda: with_sessions(1000),
     "unused signals": with_unused_signals,

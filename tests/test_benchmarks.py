@@ -315,3 +315,35 @@ def test_the_audit_benchmark_produces_numbers_and_writes_every_row() -> None:
         assert set(report["us_per_call"][era]) == {"floor", "off", "on"}
         assert all(value > 0 for value in report["us_per_call"][era].values())
         assert report["rows"][era] == {"written": 5 + 1, "lost": 0}  # the warm-up call, and each measured one
+
+
+def test_the_budget_fails_a_scenario_over_its_allowance_and_forgives_what_its_floor_moved() -> None:
+    from benchmarks.budget import TOLERANCE, verdicts
+
+    budget = {
+        "floors": {"floor": 1000, "floor-stream": 1000},
+        "scenarios": {
+            "flask_mcp": {"instructions_per_call": 1000},
+            "flask_mcp-progress": {"instructions_per_call": 2000, "tolerance": 0.15},
+        },
+    }
+    within = {"floor": 1000, "floor-stream": 1000, "flask_mcp": 1000 * (1 + TOLERANCE), "flask_mcp-progress": 2300}
+    assert [verdict[3] for verdict in verdicts(budget, within)] == [True, True]
+    over = {**within, "flask_mcp": 1000 * (1 + TOLERANCE) + 1, "flask_mcp-progress": 2301}
+    assert [verdict[3] for verdict in verdicts(budget, over)] == [False, False]
+    # A newer Flask makes the floor 10 % dearer: the scenario may cost 10 % more too, no more.
+    moved = {"floor": 1100, "floor-stream": 1000, "flask_mcp": 1100 * (1 + TOLERANCE), "flask_mcp-progress": 2000}
+    assert [verdict[3] for verdict in verdicts(budget, moved)] == [True, True]
+
+
+def test_every_budgeted_scenario_is_counted_beside_its_floor() -> None:
+    import json
+
+    from benchmarks.budget import BUDGET
+    from benchmarks.instructions import FLOOR_OF, SCENARIOS, caller
+
+    budget = json.loads(BUDGET.read_text())
+    assert set(budget["floors"]) == {FLOOR_OF[name] for name in budget["scenarios"]}
+    for name in [*budget["scenarios"], *budget["floors"]]:
+        assert name in SCENARIOS
+        caller(name)()  # answers as it should (checked once when the caller is made)

@@ -1,7 +1,10 @@
 """flask_mcp serving ``add(a, b)``; the mode comes from the environment.
 
-``BENCH_MODE``: ``stateful`` (SimpleCache sessions, the default), ``stateless``
-or ``redis`` (RedisCache at ``BENCH_REDIS_URL``). ``BENCH_TOOLS``: extra
+``BENCH_MODE``: ``stateful`` (SimpleCache sessions, the default), ``stateless``,
+``redis`` (RedisCache at ``BENCH_REDIS_URL``) or ``jwt`` (stateful, every call
+signed in with :mod:`benchmarks.servers.signing`'s token, verified by a
+``JWTBackend``). Beside ``add`` it serves ``progress``, which reports progress
+three times and returns the same sum (the streamed scenarios). ``BENCH_TOOLS``: extra
 filler tools to register (for the listing benchmark). ``BENCHCFG_<KEY>``
 sets any config key for one run (``BENCHCFG_MCP_MAX_STREAMS=1000``).
 """
@@ -13,7 +16,10 @@ import typing as t
 
 from flask import Flask
 
-from flask_mcp import MCP
+from flask_mcp import MCP, Context
+
+#: The tools every benchmark app serves (``add`` and ``progress``), before the fillers.
+BASE_TOOLS = 2
 
 
 def create_app(
@@ -22,11 +28,25 @@ def create_app(
     """Build the benchmark app; *config* overrides settings (after the environment's)."""
     mode = mode or os.environ.get("BENCH_MODE", "stateful")
     extra_tools = int(os.environ.get("BENCH_TOOLS", "0")) if extra_tools is None else extra_tools
-    mcp = MCP(name="bench", version="1.0.0")
+    auth = None
+    if mode == "jwt":
+        from flask_mcp.auth import JWTBackend
 
-    @mcp.tool()
+        from .signing import ISSUER, PUBLIC_PEM
+
+        auth = JWTBackend(issuer=ISSUER, key=PUBLIC_PEM, algorithms=["RS256"])
+    mcp = MCP(name="bench", version="1.0.0", auth=auth)
+
+    @mcp.tool(permissions=[])
     def add(a: int, b: int) -> int:
         """Add two integers."""
+        return a + b
+
+    @mcp.tool(permissions=[])
+    def progress(a: int, b: int, ctx: Context) -> int:
+        """Add two integers, reporting progress three times."""
+        for step in (1, 2, 3):
+            ctx.report_progress(step, 3)
         return a + b
 
     for index in range(extra_tools):
@@ -34,6 +54,10 @@ def create_app(
 
     app = Flask(__name__)
     app.config.update(MCP_STATELESS=mode == "stateless", MCP_PAGE_SIZE=None, MCP_ALLOWED_HOSTS=["*"])
+    if mode == "jwt":
+        from .signing import AUDIENCE
+
+        app.config.update(MCP_AUTH_RESOURCE=AUDIENCE)
     if mode == "redis":
         app.config.update(MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=os.environ["BENCH_REDIS_URL"])
     # Further settings for one run: BENCHCFG_MCP_MAX_STREAMS=1000 (values parsed as JSON).

@@ -6,16 +6,21 @@ The load sends ``app`` the same request a session's call is, its
 ``app`` answers as the handshake era does; ``modern_app`` reads the same
 view's request with the 2026-07-28 envelope and headers (ignoring them) and
 adds what every modern result carries (``resultType``, the server's info).
+``signed_in_app`` first verifies the bearer token with PyJWT as any resource
+server would (signature, ``exp``, ``aud``, ``iss``); ``streaming_app`` answers
+a call as an event stream of three progress notifications and the result.
 """
 
 from __future__ import annotations
 
 import json
 
-from flask import Flask, Response, request
+from flask import Flask, Response, abort, request
 
 app = Flask(__name__)
 modern_app = Flask(__name__)
+signed_in_app = Flask(__name__)
+streaming_app = Flask(__name__)
 
 SERVER_INFO = {"io.modelcontextprotocol/serverInfo": {"name": "floor", "version": "1.0.0"}}
 
@@ -38,3 +43,33 @@ def modern_mcp() -> Response:
     message, result = _sum()
     result = {**result, "resultType": "complete", "_meta": SERVER_INFO}
     return Response(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), mimetype="application/json")
+
+
+@signed_in_app.post("/mcp")
+def signed_in_mcp() -> Response:
+    import jwt
+
+    from .signing import AUDIENCE, ISSUER, PUBLIC_PEM
+
+    token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+    try:
+        claims = jwt.decode(token, PUBLIC_PEM, algorithms=["RS256"], audience=AUDIENCE, issuer=ISSUER)
+    except jwt.PyJWTError:
+        abort(401)
+    message, result = _sum()
+    result["structuredContent"] = {"result": result["structuredContent"]["result"], "by": claims["sub"]}
+    return Response(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), mimetype="application/json")
+
+
+@streaming_app.post("/mcp")
+def streaming_mcp() -> Response:
+    message, result = _sum()
+    token = message["params"].get("_meta", {}).get("progressToken")
+
+    def events() -> object:
+        for step in (1, 2, 3):
+            note = {"progressToken": token, "progress": step, "total": 3}
+            yield f"data: {json.dumps({'jsonrpc': '2.0', 'method': 'notifications/progress', 'params': note})}\n\n"
+        yield f"data: {json.dumps({'jsonrpc': '2.0', 'id': message['id'], 'result': result})}\n\n"
+
+    return Response(events(), mimetype="text/event-stream", headers={"Cache-Control": "no-cache"})
