@@ -4,7 +4,11 @@ Both send ``tools/call add(a, b)`` over keep-alive connections on loopback,
 every request with a unique JSON-RPC id, for a bounded duration, and return
 the same measurement. The era picks the request's shape: ``handshake``
 (2025-11-25, with the session when there is one) or ``modern`` (2026-07-28:
-no session, an envelope in ``params._meta`` and the routing headers).
+no session, an envelope in ``params._meta`` and the routing headers). The
+variant picks what the call does: ``plain`` (``add``), ``jwt`` (the same call
+signed in with :mod:`benchmarks.servers.signing`'s bearer token) or
+``progress`` (the ``progress`` tool with a progress token: an event stream of
+three notifications and the result).
 """
 
 from __future__ import annotations
@@ -27,6 +31,17 @@ HANDSHAKE_VERSION = "2025-11-25"
 MODERN_VERSION = "2026-07-28"
 #: ``handshake``: sessions negotiated by ``initialize``; ``modern``: stateless requests with an envelope.
 Era = t.Literal["handshake", "modern"]
+#: What a call does: ``add`` as it is, signed in, or reporting progress (see the module).
+Variant = t.Literal["plain", "jwt", "progress"]
+
+
+def authorization(variant: Variant) -> dict[str, str]:
+    """The bearer token of a signed-in variant (no header for the others)."""
+    if variant != "jwt":
+        return {}
+    from benchmarks.servers.signing import TOKEN
+
+    return {"Authorization": f"Bearer {TOKEN}"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,21 +66,28 @@ def mcp_headers(session: str) -> dict[str, str]:
     return headers
 
 
-def call_headers(session: str, era: Era = "handshake") -> dict[str, str]:
+def call_headers(session: str, era: Era = "handshake", variant: Variant = "plain") -> dict[str, str]:
     """The headers of a ``tools/call add``: modern ones carry the revision and the routing headers."""
     if era == "handshake":
-        return mcp_headers(session)
-    return {**mcp_headers(""), "MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": "tools/call", "Mcp-Name": "add"}
+        return {**mcp_headers(session), **authorization(variant)}
+    tool = "progress" if variant == "progress" else "add"
+    routing = {"MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": "tools/call", "Mcp-Name": tool}
+    return {**mcp_headers(""), **routing, **authorization(variant)}
 
 
-def call_body(request_id: int, a: int, b: int, era: Era = "handshake") -> dict[str, t.Any]:
+def call_body(request_id: int, a: int, b: int, era: Era = "handshake", variant: Variant = "plain") -> dict[str, t.Any]:
     """The JSON-RPC ``tools/call add(a, b)``; a modern one carries its envelope in ``params._meta``."""
-    params: dict[str, t.Any] = {"name": "add", "arguments": {"a": a, "b": b}}
+    params: dict[str, t.Any] = {"name": "progress" if variant == "progress" else "add", "arguments": {"a": a, "b": b}}
+    meta: dict[str, t.Any] = {}
     if era == "modern":
-        params["_meta"] = {
+        meta = {
             "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
             "io.modelcontextprotocol/clientCapabilities": {},
         }
+    if variant == "progress":
+        meta["progressToken"] = f"p-{request_id}"
+    if meta:
+        params["_meta"] = meta
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
@@ -80,7 +102,13 @@ def available() -> str:
 
 
 def run_wrk(
-    port: int, session: str, concurrency: int, duration: float, era: Era = "handshake", cpus: str | None = None
+    port: int,
+    session: str,
+    concurrency: int,
+    duration: float,
+    era: Era = "handshake",
+    cpus: str | None = None,
+    variant: Variant = "plain",
 ) -> Measurement:
     """Run wrk with the Lua script (the era and version passed in its environment); ``done()`` prints a JSON line.
 
@@ -94,7 +122,14 @@ def run_wrk(
     ]  # fmt: skip
     output = subprocess.run(
         command,
-        env={**os.environ, "MCP_SESSION": session, "MCP_ERA": era, "MCP_PROTOCOL_VERSION": version(era)},
+        env={
+            **os.environ,
+            "MCP_SESSION": session,
+            "MCP_ERA": era,
+            "MCP_PROTOCOL_VERSION": version(era),
+            "MCP_VARIANT": variant,
+            "MCP_AUTHORIZATION": authorization(variant).get("Authorization", ""),
+        },
         capture_output=True,
         text=True,
         check=True,
@@ -111,7 +146,13 @@ def run_wrk(
 
 
 def run_python(
-    port: int, session: str, concurrency: int, duration: float, era: Era = "handshake", cpus: str | None = None
+    port: int,
+    session: str,
+    concurrency: int,
+    duration: float,
+    era: Era = "handshake",
+    cpus: str | None = None,
+    variant: Variant = "plain",
 ) -> Measurement:
     """A thread per connection, each looping until the deadline (slower than wrk; documented).
 
@@ -122,7 +163,7 @@ def run_python(
     latencies: list[float] = []
     errors = 0
     deadline = time.monotonic() + duration
-    headers = call_headers(session, era)
+    headers = call_headers(session, era, variant)
 
     def worker() -> None:
         nonlocal errors
@@ -132,7 +173,7 @@ def run_python(
         while time.monotonic() < deadline:
             with lock:
                 request_id = next(ids)
-            body = json.dumps(call_body(request_id, request_id % 1000, 2, era))
+            body = json.dumps(call_body(request_id, request_id % 1000, 2, era, variant))
             started = time.perf_counter()
             try:
                 connection.request("POST", "/mcp", body, headers)
@@ -172,7 +213,8 @@ def measure(
     duration: float,
     era: Era = "handshake",
     cpus: str | None = None,
+    variant: Variant = "plain",
 ) -> Measurement:
     """Run the chosen load generator (wrk on *cpus* when given)."""
     runner = run_wrk if tool == "wrk" else run_python
-    return runner(port, session, concurrency, duration, era, cpus)
+    return runner(port, session, concurrency, duration, era, cpus, variant)

@@ -42,6 +42,9 @@ COMPARED: dict[str, tuple[str, ...]] = {
     "flask_mcp-stateless": PEERS,
     "flask_mcp-redis": PEERS,
     "flask_mcp-modern": MODERN_PEERS,
+    # Signed in and streamed: against the bare view doing the same work first.
+    "flask_mcp-jwt": ("floor-jwt", "flask_mcp-stateful"),
+    "flask_mcp-progress": ("floor-stream", "flask_mcp-stateful"),
     # The audit trail on, against the same scenario with it off first.
     "flask_mcp-audit": ("flask_mcp-stateful", "floor"),
     "flask_mcp-modern-audit": ("flask_mcp-modern", "floor-modern"),
@@ -120,7 +123,10 @@ def select(only: str) -> list[ServerSpec]:
 
 
 #: Where each server goes in a round: each flask_mcp scenario next to its floor on the same server.
-PAIRED_ORDER = ("flask_mcp-stateful", "floor", "flask_mcp-redis", "flask_mcp-modern", "floor-modern")
+PAIRED_ORDER = (
+    "flask_mcp-stateful", "floor", "flask_mcp-redis", "flask_mcp-modern", "floor-modern",
+    "flask_mcp-jwt", "floor-jwt", "flask_mcp-progress", "floor-stream",
+)  # fmt: skip
 
 
 def paired(servers: list[RunningServer]) -> list[RunningServer]:
@@ -147,11 +153,15 @@ def run_rounds(
     for round_number in range(args.rounds):
         # Every other round backwards: what came first comes last, so a steady drift cancels out.
         for server in order if round_number % 2 == 0 else order[::-1]:
-            era = server.spec.era
+            era, variant = server.spec.era, server.spec.variant
             for concurrency in concurrencies:
                 if args.warmup > 0:
-                    load.measure(args.load, server.port, server.session_id, concurrency, args.warmup, era, cpus)
-                sample = load.measure(args.load, server.port, server.session_id, concurrency, args.duration, era, cpus)
+                    load.measure(
+                        args.load, server.port, server.session_id, concurrency, args.warmup, era, cpus, variant
+                    )
+                sample = load.measure(
+                    args.load, server.port, server.session_id, concurrency, args.duration, era, cpus, variant
+                )
                 samples.setdefault((server.spec.name, concurrency), []).append(sample)
                 print(
                     f"  round {round_number + 1} {server.spec.name:<20} c={concurrency:<3} "

@@ -28,7 +28,7 @@ import time
 import typing as t
 from pathlib import Path
 
-from benchmarks.load import Era, call_body, call_headers, mcp_headers
+from benchmarks.load import Era, Variant, authorization, call_body, call_headers, mcp_headers
 
 ROOT = Path(__file__).resolve().parents[1]
 GUNICORN = ["-m", "gunicorn", "-w", "1", "-k", "gthread", "--threads", "16"]
@@ -67,6 +67,8 @@ class ServerSpec:
     redis: bool = False
     #: The revision the load speaks: ``modern`` requests need no handshake and carry an envelope.
     era: Era = "handshake"
+    #: What each call does: ``plain``, signed in (``jwt``) or reporting ``progress`` (see benchmarks/load.py).
+    variant: Variant = "plain"
 
 
 #: The settings of the audited scenarios (``BENCHCFG_`` keys, read by the app as JSON).
@@ -103,6 +105,16 @@ _GTHREAD_SPECS = [
     ServerSpec("floor-modern", "gunicorn", "benchmarks.servers.floor_app:modern_app", era="modern"),
     # What no WSGI app can beat under this gunicorn: a constant answer, no framework.
     ServerSpec("ceiling", "gunicorn", "benchmarks.servers.ceiling_app:app"),
+    # Signed in: every call carries an RS256 JWT, verified by JWTBackend / by the floor view with PyJWT.
+    ServerSpec("flask_mcp-jwt", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "jwt"),), stateful=True, variant="jwt", needs=("jwt",)),
+    ServerSpec("floor-jwt", "gunicorn", "benchmarks.servers.floor_app:signed_in_app", ignored_session=True,
+               variant="jwt", needs=("jwt",)),
+    # Streamed: the tool reports progress three times / the floor view streams the same four events.
+    ServerSpec("flask_mcp-progress", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "stateful"),), stateful=True, variant="progress"),
+    ServerSpec("floor-stream", "gunicorn", "benchmarks.servers.floor_app:streaming_app", ignored_session=True,
+               variant="progress"),
 ]  # fmt: skip
 SPECS = [
     *_GTHREAD_SPECS,
@@ -279,7 +291,8 @@ class RunningServer:
         """
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         try:
-            connection.request("POST", "/mcp", json.dumps(payload), headers or mcp_headers(session))
+            sent = headers or {**mcp_headers(session), **authorization(self.spec.variant)}
+            connection.request("POST", "/mcp", json.dumps(payload), sent)
             response = connection.getresponse()
             raw = response.read().decode()
         except OSError as error:
@@ -310,9 +323,9 @@ class RunningServer:
         A modern answer must also say ``"resultType": "complete"``: a server that
         answers without it served the request as the handshake era would.
         """
-        era = self.spec.era
-        headers = call_headers(self.session_id, era)
-        status, _, body = self.post(call_body(1, 40, 2, era), headers=headers)
+        era, variant = self.spec.era, self.spec.variant
+        headers = call_headers(self.session_id, era, variant)
+        status, _, body = self.post(call_body(1, 40, 2, era, variant), headers=headers)
         result = body.get("result", {}) if isinstance(body, dict) else {}
         if status != 200 or result.get("structuredContent") != {"result": 42}:
             hint = " (does it serve the 2026-07-28 revision?)" if era == "modern" else ""

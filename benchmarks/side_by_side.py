@@ -35,13 +35,15 @@ if t.TYPE_CHECKING:
 __all__ = ["floor_of", "pairs", "run_side_by_side"]
 
 #: The flask_mcp scenarios measured beside a floor (on every server kind they run on).
-SCENARIOS = ("flask_mcp-stateful", "flask_mcp-redis", "flask_mcp-modern")
+SCENARIOS = ("flask_mcp-stateful", "flask_mcp-redis", "flask_mcp-modern", "flask_mcp-jwt", "flask_mcp-progress")
+#: The floor of each scenario whose floor is not its era's plain one: the bare view doing the same work.
+OWN_FLOORS = {"flask_mcp-modern": "floor-modern", "flask_mcp-jwt": "floor-jwt", "flask_mcp-progress": "floor-stream"}
 
 
 def floor_of(name: str) -> str:
-    """The floor a flask_mcp scenario is compared with: the same era, on the same server kind."""
+    """The floor a flask_mcp scenario is compared with: the same work in the same era, on the same server kind."""
     base, at, server = name.partition("@")
-    return ("floor-modern" if base == "flask_mcp-modern" else "floor") + at + server
+    return OWN_FLOORS.get(base, "floor") + at + server
 
 
 def pairs(servers: t.Iterable[RunningServer]) -> list[tuple[RunningServer, RunningServer]]:
@@ -63,8 +65,9 @@ def _at_once(
 
     def drive(index: int, server: RunningServer) -> None:
         try:
+            spec = server.spec
             measured[index] = load.measure(
-                tool, server.port, server.session_id, concurrency, seconds, server.spec.era, cpus
+                tool, server.port, server.session_id, concurrency, seconds, spec.era, cpus, spec.variant
             )
         except BaseException as exc:  # re-raised in the calling thread
             failed.append(exc)

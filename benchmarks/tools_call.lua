@@ -2,21 +2,32 @@
 -- Environment: MCP_SESSION (session id, empty for none), MCP_PATH (default /mcp),
 -- MCP_ERA ("handshake", the default, or "modern": no session, the envelope in
 -- params._meta and the Mcp-Method / Mcp-Name routing headers) and
--- MCP_PROTOCOL_VERSION (default 2025-11-25, or 2026-07-28 when modern).
+-- MCP_PROTOCOL_VERSION (default 2025-11-25, or 2026-07-28 when modern),
+-- MCP_AUTHORIZATION (an Authorization header, empty for none) and MCP_VARIANT
+-- ("progress" calls the progress tool with a progress token: an event stream).
 -- Prints one JSON line with the summary when done.
 
 local session = os.getenv("MCP_SESSION") or ""
 local modern = os.getenv("MCP_ERA") == "modern"
 local version = os.getenv("MCP_PROTOCOL_VERSION") or (modern and "2026-07-28" or "2025-11-25")
+local authorization = os.getenv("MCP_AUTHORIZATION") or ""
+local progress = os.getenv("MCP_VARIANT") == "progress"
+local tool = progress and "progress" or "add"
 local counter = 0
 local thread_id = 0
 local threads = {}
--- What follows "arguments":{...} in params: the envelope when modern.
-local envelope = ""
+-- What follows "arguments":{...} in params: the envelope when modern, and the progress token.
+local meta = {}
 if modern then
-  envelope = string.format(
-    ',"_meta":{"io.modelcontextprotocol/protocolVersion":"%s","io.modelcontextprotocol/clientCapabilities":{}}',
-    version)
+  table.insert(meta, string.format(
+    '"io.modelcontextprotocol/protocolVersion":"%s","io.modelcontextprotocol/clientCapabilities":{}', version))
+end
+if progress then
+  table.insert(meta, '"progressToken":"p"')
+end
+local envelope = ""
+if #meta > 0 then
+  envelope = ',"_meta":{' .. table.concat(meta, ",") .. "}"
 end
 
 function setup(thread)
@@ -32,9 +43,12 @@ function init(args)
   wrk.headers["MCP-Protocol-Version"] = version
   if modern then
     wrk.headers["Mcp-Method"] = "tools/call"
-    wrk.headers["Mcp-Name"] = "add"
+    wrk.headers["Mcp-Name"] = tool
   elseif session ~= "" then
     wrk.headers["Mcp-Session-Id"] = session
+  end
+  if authorization ~= "" then
+    wrk.headers["Authorization"] = authorization
   end
 end
 
@@ -43,8 +57,8 @@ function request()
   -- ids are unique across threads: thread number in the high digits.
   local id = thread_id * 1000000000 + counter
   local body = string.format(
-    '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":2}%s}}',
-    id, counter % 1000, envelope)
+    '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":{"a":%d,"b":2}%s}}',
+    id, tool, counter % 1000, envelope)
   return wrk.format(nil, nil, nil, body)
 end
 

@@ -67,6 +67,32 @@ def test_modern_requests_carry_the_envelope_and_routing_headers() -> None:
     assert "_meta" not in load.call_body(7, 1, 2)["params"] and "Mcp-Method" not in load.call_headers("s")
 
 
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_the_signed_in_and_streamed_variants_shape_the_call(era: load.Era) -> None:
+    from benchmarks.servers.signing import TOKEN
+
+    signed = load.call_headers("s", era, "jwt")
+    assert signed["Authorization"] == f"Bearer {TOKEN}"
+    assert "Authorization" not in load.call_headers("s", era)
+    streamed = load.call_body(7, 1, 2, era, "progress")
+    assert streamed["params"]["name"] == "progress" and streamed["params"]["_meta"]["progressToken"] == "p-7"
+    if era == "modern":
+        assert load.call_headers("", era, "progress")["Mcp-Name"] == "progress"
+        assert streamed["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+
+
+def test_the_signed_in_and_streamed_scenarios_are_served_and_checked(tmp_path: Path) -> None:
+    """Each new pair answers its real call (the check before any load), then carries a short load."""
+    report = run.main(
+        ["--duration", "1", "--warmup", "0", "--rounds", "1", "--concurrency", "1", "--load", "python",
+         "--only", "flask_mcp-jwt,floor-jwt,flask_mcp-progress,floor-stream", "--json", str(tmp_path / "b.json")]
+    )  # fmt: skip
+    served = {(entry["server"], entry["errors"]) for entry in report["results"]}
+    assert {name for name, _ in served} == {"flask_mcp-jwt", "floor-jwt", "flask_mcp-progress", "floor-stream"}
+    assert all(errors == 0 for _, errors in served)
+    assert all(entry["rps"] > 0 for entry in report["results"])
+
+
 def test_a_peer_serving_only_the_handshake_era_is_skipped_with_the_reason(monkeypatch, tmp_path: Path) -> None:
     """The floor answers the sum without ``resultType``: as a modern peer it fails the check and is not run."""
     spec = ServerSpec("handshake-only", "gunicorn", "benchmarks.servers.floor_app:app", era="modern")
@@ -246,7 +272,7 @@ def test_side_by_side_pairs_each_scenario_with_the_floor_of_its_era_on_its_serve
             ("flask_mcp-redis", "floor"),
             ("flask_mcp-modern", "floor-modern"),
         )
-    }
+    } | {("flask_mcp-jwt", "floor-jwt"), ("flask_mcp-progress", "floor-stream")}
     # Without its floor running, a scenario is not measured side by side.
     alone = [Started(s) for s in SPECS if s.name in ("flask_mcp-modern", "floor")]
     assert side_by_side.pairs(alone) == []  # type: ignore[arg-type]

@@ -53,11 +53,10 @@ def signed_in_mcp() -> Response:
 
     token = request.headers.get("Authorization", "").removeprefix("Bearer ")
     try:
-        claims = jwt.decode(token, PUBLIC_PEM, algorithms=["RS256"], audience=AUDIENCE, issuer=ISSUER)
+        jwt.decode(token, PUBLIC_PEM, algorithms=["RS256"], audience=AUDIENCE, issuer=ISSUER)
     except jwt.PyJWTError:
         abort(401)
     message, result = _sum()
-    result["structuredContent"] = {"result": result["structuredContent"]["result"], "by": claims["sub"]}
     return Response(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), mimetype="application/json")
 
 
