@@ -44,6 +44,7 @@ from .policies.execution import Transaction
 from .policies.permissions import PermissionLike, check_protected, normalize_permissions
 from .protocol.jsonrpc import INTERNAL_ERROR
 from .signals import current_sender
+from .stores.failures import warn_store_unreachable
 from .transport.http import error_response
 
 __all__ = ["MCP", "MCPState"]
@@ -225,7 +226,10 @@ class MCP(RuntimeChanges, HookDecorators):
                     for load in self.loaders:
                         load()
             if state.shared is not None:
-                state.shared.refresh()  # changes other processes made before this one started
+                try:
+                    state.shared.refresh()  # changes other processes made before this one started
+                except state.store_errors as exc:
+                    warn_store_unreachable(exc)
         # Tools stacked on routes the app already has take their URL variables now; the others
         # when first listed or called (integrations/routes/view_arguments.py).
         complete_view_tools(app, self.registry.registered("tools").values())

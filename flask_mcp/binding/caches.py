@@ -24,6 +24,7 @@ from flask_caching.backends import NullCache
 from flask_caching.backends import SimpleCache as FlaskSimpleCache
 
 from ..policies.keeping_cache import KeepingSimpleCache
+from ..policies.tool import ConfigurationError
 from ..stores.topology import fitted
 
 if t.TYPE_CHECKING:
@@ -49,12 +50,45 @@ class KeepingCache(FlaskSimpleCache, KeepingSimpleCache):
 
 
 def session_cache(app: Flask, settings: Settings, given: Cache | None) -> Cache:
-    """The cache of *app*'s sessions: *given* (``MCP(cache=...)``), or one built from ``MCP_CACHE_*``."""
+    """The cache of *app*'s sessions: *given* (``MCP(cache=...)``), or one built from ``MCP_CACHE_*``.
+
+    :raises ~flask_mcp.ConfigurationError: a configuration that can never work, naming its key:
+        an unknown cache type, a malformed Redis URL, a Cluster or Sentinel cache without its
+        nodes. A store that is only unreachable is no such error (see :mod:`flask_mcp.stores.failures`).
+    """
     cache = given
     if cache is None:
         cache = Cache()
-        cache.init_app(app, config=settings.cache_config)
+        config = settings.cache_config
+        prefix = f"{settings.config_prefix}_CACHE_"
+        _check_nodes(config, prefix)
+        try:
+            cache.init_app(app, config=config)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigurationError(
+                f"{prefix}TYPE = {config.get('CACHE_TYPE')!r} is not a cache type flask-caching knows "
+                "(SimpleCache, RedisCache, RedisClusterCache, RedisSentinelCache, ...)"
+            ) from exc
+        except (ValueError, TypeError) as exc:
+            given_keys = ", ".join(sorted(prefix + key.removeprefix("CACHE_") for key in config if key != "CACHE_TYPE"))
+            raise ConfigurationError(
+                f"{prefix}TYPE = {config.get('CACHE_TYPE')!r} cannot use its settings ({given_keys}): {exc}"
+            ) from exc
     return checked_cache(app, cache, settings.stateless)
+
+
+#: The key a Redis Cluster or Sentinel cache cannot work without: where its nodes are.
+_NODES = {"RedisClusterCache": "REDIS_CLUSTER", "RedisSentinelCache": "REDIS_SENTINELS"}
+
+
+def _check_nodes(config: t.Mapping[str, t.Any], prefix: str) -> None:
+    kind = str(config.get("CACHE_TYPE", "")).rpartition(".")[2]
+    key = _NODES.get(kind)
+    if key is not None and not config.get(f"CACHE_{key}"):
+        raise ConfigurationError(
+            f"{prefix}TYPE = {kind!r} needs {prefix}{key}: the nodes it connects to "
+            + ("(host1:port1,host2:port2,...)" if kind == "RedisClusterCache" else "([(host, port), ...])")
+        )
 
 
 def checked_cache(app: Flask, cache: Cache, stateless: bool = False) -> Cache:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typing as t
 
-from ..transport import approval_page, rest
+from ..transport import approval_page, health, rest
 from ..transport.bad_host import answer_bad_hosts
 from ..transport.http import endpoint_of
 from ..transport.metadata import register_metadata_routes
@@ -20,7 +20,7 @@ __all__ = ["add_server_routes"]
 
 
 def add_server_routes(app: Flask, state: MCPState, blueprint: str, path: str, subdomain: str | None) -> None:
-    """Route *path* to the endpoint of *state*'s server, and add its REST, approval and metadata routes.
+    """Route *path* to the endpoint of *state*'s server, and add its REST, approval, health and metadata routes.
 
     :param blueprint: the registered blueprint's full name (the prefix of the endpoints' names).
     :raises RuntimeError: *path* is another server's already.
@@ -39,5 +39,7 @@ def add_server_routes(app: Flask, state: MCPState, blueprint: str, path: str, su
     rest.add_routes(app, state, blueprint, path)
     # Where the signed-in user approves a call of a tool marked confirm (URL mode).
     approval_page.add_route(app, blueprint, path)
+    # What a load balancer asks: serving, or up with its store away (transport.health).
+    health.add_route(app, blueprint, path)
     if state.auth is not None:
         register_metadata_routes(app, state, blueprint, path)

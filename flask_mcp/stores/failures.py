@@ -15,7 +15,7 @@ import typing as t
 
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 
-__all__ = ["RETRY_AFTER", "store_errors", "unavailable"]
+__all__ = ["RETRY_AFTER", "store_errors", "unavailable", "warn_store_unreachable"]
 
 logger = logging.getLogger("flask_mcp")
 
@@ -50,4 +50,20 @@ def unavailable(exc: BaseException) -> MCPError:
         SERVICE_UNAVAILABLE,
         f"Service Unavailable: the session store did not answer ({type(exc).__name__}); retry in {RETRY_AFTER} s",
         {"retryAfter": RETRY_AFTER},
+    )
+
+
+def warn_store_unreachable(exc: BaseException) -> None:
+    """Say, once when the app is set up, that the store did not answer and the process starts anyway.
+
+    A store that is away at start (a restart, a failover, the app coming up before its Redis)
+    is no reason to fail the worker's import: gunicorn would take a worker that fails to boot
+    as the whole server's failure. Requests that need the store are answered 503 with
+    ``Retry-After`` until it answers, and served normally from then on.
+    """
+    logger.warning(
+        "MCP: the store could not be reached while the app was set up (%s: %s); this process starts anyway, "
+        "answers 503 with Retry-After while the store is away, and serves normally as soon as it answers",
+        type(exc).__name__,
+        exc,
     )

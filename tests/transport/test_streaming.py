@@ -792,11 +792,13 @@ def test_stateless_sampling_says_it_needs_a_session(
 class Gunicorn:
     """``tests/streaming_app.py`` (or another *app*) under gunicorn (gthread) on a free port."""
 
-    def __init__(self, workers: int = 1, app: str = "tests.streaming_app:app", **env: str) -> None:
+    def __init__(
+        self, workers: int = 1, app: str = "tests.streaming_app:app", options: t.Sequence[str] = (), **env: str
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         command = [sys.executable, "-m", "gunicorn", "-w", str(workers), "-k", "gthread", "--threads", "8"]
-        command += ["--graceful-timeout", "2", "-b", f"127.0.0.1:{self.port}", app]
+        command += ["--graceful-timeout", "2", *options, "-b", f"127.0.0.1:{self.port}", app]
         self.process = subprocess.Popen(
             command,
             cwd=REPO_ROOT,
@@ -830,8 +832,10 @@ class Gunicorn:
 
 
 @contextlib.contextmanager
-def gunicorn(workers: int = 1, app: str = "tests.streaming_app:app", **env: str) -> t.Iterator[Gunicorn]:
-    server = Gunicorn(workers, app, **env)
+def gunicorn(
+    workers: int = 1, app: str = "tests.streaming_app:app", options: t.Sequence[str] = (), **env: str
+) -> t.Iterator[Gunicorn]:
+    server = Gunicorn(workers, app, options, **env)
     try:
         server.wait_ready()
         yield server
