@@ -9,11 +9,13 @@ import typing as t
 from flask import Flask, current_app, has_app_context
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 
 from ..config.oversight import AuditSettings
 from ..core.audit import AuditRecord
 from ..core.audit_calls import EndedCall, audit_record
 from ..core.hooks import call_audited
+from ..stores.failures import warn_store_unreachable
 from .installed import EXTENSION_KEY, audit_log_of
 from .writer import AuditWriter
 
@@ -60,7 +62,12 @@ class AuditLog:
             retention_days=settings.retention_days,
             convert=self._record_of,
         )
-        self.writer.create_table()
+        try:
+            self.writer.create_table()
+        except OperationalError as exc:
+            # A database away at start is no reason to fail the worker: the writer makes the table
+            # before its first batch once the database answers (what it could not write is logged).
+            warn_store_unreachable(exc, "the audit trail's database")
 
     @classmethod
     def for_app(cls, app: Flask, settings: AuditSettings, db: t.Any = None, **options: t.Any) -> AuditLog:

@@ -88,6 +88,8 @@ class AuditWriter:
         self.idle = idle
         self.linger = linger
         self.convert = convert
+        #: Whether ``mcp_audit`` is known to exist (made at start, or before the first batch after).
+        self.table_made = False
         #: Callers of :meth:`flush` waiting: the thread writes at once, without lingering.
         self._flushing = 0
         self._queue: collections.deque[t.Any] = collections.deque()
@@ -207,6 +209,12 @@ class AuditWriter:
                 self.prune()
 
     def _write(self, items: list[t.Any]) -> int:
+        if not self.table_made:
+            try:
+                self.create_table()
+            except SQLAlchemyError:
+                logger.exception("audit: the table could not be made; %d record(s) are lost", len(items))
+                return 0
         try:
             records = items if self.convert is None else [self.convert(item) for item in items]
         except Exception:  # a bug making records: the batch is lost, and said so
@@ -243,9 +251,13 @@ class AuditWriter:
             return deleted
 
     def create_table(self) -> None:
-        """Create ``mcp_audit`` when it does not exist (two processes starting at once may both try)."""
+        """Create ``mcp_audit`` when it does not exist (two processes starting at once may both try).
+
+        :raises sqlalchemy.exc.SQLAlchemyError: the database cannot be reached; the next batch tries again.
+        """
         try:
             Base.metadata.create_all(self.engine)
         except SQLAlchemyError:
             if not inspect(self.engine).has_table(AuditRow.__tablename__):
                 raise
+        self.table_made = True

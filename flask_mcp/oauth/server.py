@@ -10,10 +10,12 @@ from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.oauth2.rfc6749 import InvalidScopeError
 from flask import Blueprint, Flask
 from sqlalchemy import create_engine
+from sqlalchemy.exc import OperationalError
 
 from ..globals import state_for
 from ..policies.ratelimit import CacheRateLimiter
 from ..policies.tool import ConfigurationError
+from ..stores.failures import warn_store_unreachable
 from ..transport.sign_in import SIGN_IN
 from .client_documents import ClientDirectory, ClientDocumentSettings
 from .endpoints import Registration, Revocation, server_metadata
@@ -173,7 +175,11 @@ class OAuthServer:
         # Upstream identity provider mode, when configured: the provider signs users in.
         settings, users = set_up_upstream(app, prefix, settings, self.users)
         store = OAuthStore(self._engine(app, settings))
-        store.create_tables()
+        try:
+            store.create_tables()
+        except OperationalError as exc:
+            # A database away at start is no reason to fail the worker: it answers 503 until it is back.
+            warn_store_unreachable(exc, "the authorization server's database")
         keys = SigningKeys(store, settings.signing_keys)
         config = app.config
         also = [*config.get(f"{prefix}_AUTH_SCOPES_SUPPORTED", ())]
@@ -181,6 +187,9 @@ class OAuthServer:
         scopes = ScopeCatalog(self.mcp, {**settings.scopes, **self.scope_descriptions}, also)
         server = MCPAuthorizationServer(settings, store, keys, scopes)
         mcp_state = state_for(app, self.mcp)
+        if mcp_state is not None and OperationalError not in mcp_state.store_errors:
+            # The endpoint reads the database for each token it checks: while it is away, 503, never 500.
+            mcp_state.store_errors = (*mcp_state.store_errors, OperationalError)
         server.clients = ClientDirectory(
             store,
             ClientDocumentSettings.from_app(app, prefix),
@@ -242,5 +251,7 @@ def _sign_in_docs_page(mcp_state: MCPState, settings: OAuthSettings, store: OAut
     site = t.cast("RestSite", mcp_state.rest_site)
     client_id = docs_client_id(mcp_state.mcp.blueprint.name)
     supported = scopes.supported()
-    ensure_docs_client(store, client_id, docs_redirect_uri(settings.resource, site.mcp_path, site.prefix), supported)
+    redirect_uri = docs_redirect_uri(settings.resource, site.mcp_path, site.prefix)
+    # Written once the database answers: at once, or at its first use when it was away at start.
+    store.after_tables(lambda: ensure_docs_client(store, client_id, redirect_uri, supported))
     site.sign_in = initialisation(client_id, settings.resource, supported)

@@ -39,9 +39,17 @@ class OAuthStore:
         #: Revocations made by this process: a token checked before the last one is checked again.
         self.revocations = 0
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        # Whether the tables are known to exist: a database away at start gets them at its first use,
+        # and then what setting up wanted to write (after_tables).
+        self._tables_made = False
+        self._after_tables: list[t.Callable[[], None]] = []
 
     def create_tables(self) -> None:
-        """Create the tables that do not exist yet, and the columns later versions added to existing ones."""
+        """Create the tables that do not exist yet, and the columns later versions added to existing ones.
+
+        :raises sqlalchemy.exc.OperationalError: the database cannot be reached; the tables are then
+            made by the first transaction that reaches it (:meth:`session`).
+        """
         Base.metadata.create_all(self.engine)
         known = {column["name"] for column in inspect(self.engine).get_columns(Client.__tablename__)}
         if "origin" not in known:
@@ -55,6 +63,17 @@ class OAuthStore:
                     column["name"] for column in inspect(self.engine).get_columns(Client.__tablename__)
                 }:
                     raise
+        self._tables_made = True
+        waiting, self._after_tables = self._after_tables, []
+        for write in waiting:
+            write()
+
+    def after_tables(self, write: t.Callable[[], None]) -> None:
+        """Run *write* now if the tables exist, else as soon as a transaction has made them."""
+        if self._tables_made:
+            write()
+        else:
+            self._after_tables.append(write)
 
     def row_counts(self) -> dict[str, int]:
         """How many rows each table holds, by table name (what the sweep keeps in check)."""
@@ -66,7 +85,12 @@ class OAuthStore:
 
     @contextlib.contextmanager
     def session(self) -> t.Iterator[Session]:
-        """One transaction: committed when the block ends, rolled back when it raises."""
+        """One transaction: committed when the block ends, rolled back when it raises.
+
+        :raises sqlalchemy.exc.OperationalError: the database cannot be reached (answered 503).
+        """
+        if not self._tables_made:
+            self.create_tables()
         with self._sessions.begin() as session:
             yield session
 

@@ -7,8 +7,10 @@ import logging
 import typing as t
 
 from flask import Blueprint, Flask, Response, request
+from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
+from ..stores.failures import RETRY_AFTER
 from .consent import authorize_view, connections_view, revoke_connection_view
 from .endpoints import server_metadata
 from .limits import retry_after
@@ -109,6 +111,12 @@ def metadata_view() -> Response:
 
 
 def _json_error(error: Exception) -> Response:
+    if isinstance(error, OperationalError):
+        # The database is away (a restart, a failover): the same request works once it is back.
+        logger.warning("OAuth database unavailable: %s: %s", type(error).__name__, error)
+        body = {"error": "temporarily_unavailable", "error_description": "the authorization server's database "
+                "did not answer; retry shortly"}  # fmt: skip
+        return _json(body, 503, headers={"Retry-After": str(RETRY_AFTER)})
     if isinstance(error, HTTPException):
         code = error.code or 500
         return _json(

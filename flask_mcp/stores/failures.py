@@ -53,8 +53,8 @@ def unavailable(exc: BaseException) -> MCPError:
     )
 
 
-def warn_store_unreachable(exc: BaseException) -> None:
-    """Say, once when the app is set up, that the store did not answer and the process starts anyway.
+def warn_store_unreachable(exc: BaseException, what: str = "the store") -> None:
+    """Say, once when the app is set up, that *what* did not answer and the process starts anyway.
 
     A store that is away at start (a restart, a failover, the app coming up before its Redis)
     is no reason to fail the worker's import: gunicorn would take a worker that fails to boot
@@ -62,8 +62,9 @@ def warn_store_unreachable(exc: BaseException) -> None:
     ``Retry-After`` until it answers, and served normally from then on.
     """
     logger.warning(
-        "MCP: the store could not be reached while the app was set up (%s: %s); this process starts anyway, "
-        "answers 503 with Retry-After while the store is away, and serves normally as soon as it answers",
+        "MCP: %s could not be reached while the app was set up (%s: %s); this process starts anyway, "
+        "answers 503 with Retry-After while it is away, and serves normally as soon as it answers",
+        what,
         type(exc).__name__,
         exc,
     )
