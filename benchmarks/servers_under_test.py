@@ -110,6 +110,9 @@ _GTHREAD_SPECS = [
                env=(("BENCH_MODE", "jwt"),), stateful=True, variant="jwt", needs=("jwt",)),
     ServerSpec("floor-jwt", "gunicorn", "benchmarks.servers.floor_app:signed_in_app", ignored_session=True,
                variant="jwt", needs=("jwt",)),
+    # The signed-in call with the audit trail on: what recording costs on the path deployments take.
+    ServerSpec("flask_mcp-jwt-audit", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "jwt"), *AUDIT_ENV), stateful=True, variant="jwt", needs=("jwt",)),
     # Streamed: the tool reports progress three times / the floor view streams the same four events.
     ServerSpec("flask_mcp-progress", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
                env=(("BENCH_MODE", "stateful"),), stateful=True, variant="progress"),
