@@ -34,6 +34,9 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_CLIENT_REQUEST_TIMEOUT": 300,
     # Seconds between keep-alive comments on an idle event stream.
     "MCP_SSE_KEEPALIVE": 15,
+    # Run a handler that takes a Context on a thread of its own, instead of in
+    # a greenlet of the request's thread beside its event stream.
+    "MCP_STREAM_THREADS": False,
     # Reconnection delay (ms) suggested to clients in the first event of a stream.
     "MCP_SSE_RETRY_MS": 1000,
     # Seconds a GET event stream stays open before the server ends it (clients reconnect).

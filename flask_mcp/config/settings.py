@@ -111,6 +111,8 @@ class Settings:
     cache_config: dict[str, t.Any]
     client_request_timeout: float = 300.0
     sse_keepalive: float = 15.0
+    #: A handler with a Context runs on a thread of its own (else inline, in a greenlet).
+    stream_threads: bool = False
     sse_retry_ms: int = 1000
     sse_max_lifetime: float = 300.0
     sse_poll_interval: float = 0.05
@@ -223,6 +225,7 @@ class Settings:
             mask_errors=None if config["MCP_MASK_ERRORS"] is None else bool(config["MCP_MASK_ERRORS"]),
             client_request_timeout=float(config["MCP_CLIENT_REQUEST_TIMEOUT"]),
             sse_keepalive=float(config["MCP_SSE_KEEPALIVE"]),
+            stream_threads=bool(config["MCP_STREAM_THREADS"]),
             sse_retry_ms=int(config["MCP_SSE_RETRY_MS"]),
             sse_max_lifetime=float(config["MCP_SSE_MAX_LIFETIME"]),
             sse_poll_interval=float(config["MCP_SSE_POLL_INTERVAL"]),

@@ -91,6 +91,26 @@ class EventLog:
         self.cache.set(self._key("ev", session_id, stream, number), message, timeout=self.ttl)
         return f"{stream}:{number}"
 
+    def write(
+        self, session_id: str | None, stream: str, number: int, message: dict[str, t.Any], carries: t.Any = None
+    ) -> str:
+        """Store *message* as event *number* of a request's stream, which only its handler writes.
+
+        The handler numbers its events itself, so no counter needs an atomic
+        increment: the event and then the counter (what readers and the
+        watcher look at) go in one ``set_many``, one round trip on Redis.
+
+        :param carries: the request the stream carries, noted with its first
+            event (:meth:`begin`), or ``None`` when already noted.
+        :returns: the event id.
+        """
+        entries: dict[str, t.Any] = {self._key("ev", session_id, stream, number): message}
+        if carries is not None:
+            entries[self._key("evq", session_id, stream)] = {"request": carries}
+        entries[self.counter_key(session_id, stream)] = number
+        self.cache.set_many(entries, timeout=self.ttl)
+        return f"{stream}:{number}"
+
     def begin(self, session_id: str | None, stream: str, request_id: t.Any) -> None:
         """Note that *stream* carries the messages of request *request_id* (before its first event)."""
         self.cache.set(self._key("evq", session_id, stream), {"request": request_id}, timeout=self.ttl)

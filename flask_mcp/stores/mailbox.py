@@ -9,8 +9,9 @@ for: answers are kept only for requests the server sent, cancellations only
 for requests in flight. In-flight markers live as long as the worker that
 holds them: a heartbeat renews them every third of :attr:`Mailbox.inflight_ttl`,
 so a worker that dies frees its ids within that time instead of locking them.
-The heartbeat's thread runs only while the process holds markers: it ends as
-soon as the last one is released, or when the app is shut down
+The heartbeat's thread runs only while the process holds markers, or held one
+during its last period: it ends after a whole period with none (a busy process
+would otherwise start a thread a request), or at once when the app is shut down
 (:meth:`Mailbox.stop`).
 """
 
@@ -59,8 +60,11 @@ class Mailbox:
         # in (the heartbeat runs outside any app context, where ``cache`` is unusable).
         self._held: dict[str, t.Any] = {}
         self._held_lock = threading.Lock()
-        # Wakes the heartbeat when there is nothing left to renew, so that it ends at once.
-        self._nothing_held = threading.Condition(self._held_lock)
+        # Wakes the heartbeat when the app is shut down, so that it ends at once.
+        self._stopping = threading.Condition(self._held_lock)
+        self._stopped = False
+        # Claims so far: a heartbeat period that saw none, with nothing held, ends the thread.
+        self._claims = 0
         self._heartbeat: threading.Thread | None = None
 
     def expect(self, session_id: str, request_id: str) -> None:
@@ -81,11 +85,14 @@ class Mailbox:
         timeout: float,
         cancelled: t.Callable[[], bool],
         owner: t.Any = None,
+        idle: t.Callable[[], None] | None = None,
     ) -> dict[str, t.Any] | None:
         """The client's answer, or ``None`` after *timeout* seconds or a cancellation.
 
         :param owner: the id of the request whose handler waits: its
             cancellation is watched too, so it ends the wait at once.
+        :param idle: called between two looks at the store (a few times a
+            second at most): a stream sends its keep-alives meanwhile.
         """
         key = _answer(session_id, request_id)
         watched = {key: None}
@@ -100,6 +107,8 @@ class Mailbox:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or cancelled() or self.waker.closed:  # closed: the app is shut down
                     return None
+                if idle is not None:
+                    idle()
                 # The answer may land in another process: the shared cache is
                 # the only place to look. The process's one watcher looks for
                 # every waiter at once and wakes this one when its key changes.
@@ -132,7 +141,9 @@ class Mailbox:
             return False
         with self._held_lock:
             self._held[key] = self.cache.cache
+            self._claims += 1
             if self._heartbeat is None:
+                self._stopped = False
                 self._heartbeat = threading.Thread(target=self._beat_while_held, name="mcp-inflight", daemon=True)
                 self._heartbeat.start()
         return True
@@ -146,8 +157,6 @@ class Mailbox:
         key = _inflight(session_id, request_id)
         with self._held_lock:
             self._held.pop(key, None)
-            if not self._held:
-                self._nothing_held.notify_all()
         self.cache.delete_many(key, _cancel(session_id, request_id))
 
     def stop(self, timeout: float | None = None) -> None:
@@ -159,7 +168,8 @@ class Mailbox:
         """
         with self._held_lock:
             self._held.clear()
-            self._nothing_held.notify_all()
+            self._stopped = True
+            self._stopping.notify_all()
             thread = self._heartbeat
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
@@ -182,9 +192,10 @@ class Mailbox:
         while True:
             due = time.monotonic() + self.inflight_ttl / 3
             with self._held_lock:
-                while self._held and (left := due - time.monotonic()) > 0:
-                    self._nothing_held.wait(left)
-                if not self._held:
+                claims = self._claims
+                while not self._stopped and (left := due - time.monotonic()) > 0:
+                    self._stopping.wait(left)
+                if self._stopped or (not self._held and self._claims == claims):
                     self._heartbeat = None
                     return
             self.beat()

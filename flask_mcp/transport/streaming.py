@@ -1,8 +1,9 @@
 """Server-Sent Events for requests whose handler talks back while it runs.
 
-A handler that takes a :class:`~flask_mcp.Context` runs in a worker thread
-(with a copy of the request context). The view waits for the first thing it
-produces: the final response keeps the plain ``application/json`` answer;
+A handler that takes a :class:`~flask_mcp.Context` runs beside its response
+(in a greenlet of the request's thread, or a thread of its own:
+:mod:`~flask_mcp.transport.handler_runs`). The view waits for the first thing
+it produces: the final response keeps the plain ``application/json`` answer;
 a notification or a server-to-client request switches the answer to
 ``text/event-stream``, which then carries every message until the response.
 Requests to handlers without a context never come here: they keep the
@@ -15,7 +16,6 @@ process or host; they travel through the session cache
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import itertools
 import json
@@ -26,8 +26,7 @@ import threading
 import time
 import typing as t
 
-from flask import Response, copy_current_request_context, request, stream_with_context
-from flask.globals import _cv_app, _cv_request
+from flask import Response, request, stream_with_context
 
 from ..core.context import NoAnswer
 from ..protocol import jsonrpc
@@ -36,6 +35,7 @@ from ..stores.events import BROADCAST, GAP_GRACE, parse_event_id
 from ..stores.failures import unavailable
 from .answer import JSONAnswer
 from .deadline import socket_of
+from .handler_runs import CLOSE, DONE, KEEPALIVE, MESSAGE, HandlerRun, Item, handler_run
 from .lost_requests import LostRequest
 from .status import http_status
 
@@ -57,9 +57,6 @@ REQUEST_TIMEOUT = -32001
 REQUEST_CANCELLED = -32800
 #: Seconds a client refused for lack of stream slots is told to wait.
 STREAM_RETRY_AFTER = 5
-_DONE = "done"
-_MESSAGE = "message"
-_CLOSE = "close"
 
 
 def sse_event(data: bytes, event_id: str | None = None, retry_ms: int | None = None) -> bytes:
@@ -79,12 +76,19 @@ class HTTPChannel:
     """The :class:`~flask_mcp.core.context.Channel` of one POST handled with SSE.
 
     Every message is appended to the session's event log (so the stream can
-    be resumed with ``Last-Event-ID``, in any process) and queued for the
+    be resumed with ``Last-Event-ID``, in any process) and handed to the
     live stream, if it is still open.
+
+    :param run: how the handler and its response take turns (a new :class:`InlineRun` when not given).
     """
 
     def __init__(
-        self, state: MCPState, client: ClientState, request_id: jsonrpc.RequestId, modern: bool = False
+        self,
+        state: MCPState,
+        client: ClientState,
+        request_id: jsonrpc.RequestId,
+        modern: bool = False,
+        run: HandlerRun | None = None,
     ) -> None:
         self.state = state
         self.client = client
@@ -94,7 +98,7 @@ class HTTPChannel:
         #: Set when the client went away before the response (modern era: that is cancellation).
         self.abandoned = False
         self.stream_id = secrets.token_urlsafe(9)
-        self.outbox: queue.Queue[tuple[str, str | None, t.Any]] = queue.Queue()
+        self.run = run if run is not None else handler_run(state.settings.stream_threads, state.settings.sse_keepalive)
         self._numbers = itertools.count(1)
         #: Set by the first message: from then on the answer is an event stream.
         self.streaming = False
@@ -103,35 +107,45 @@ class HTTPChannel:
         #: Whether the event log knows which request this stream carries.
         self._begun = False
 
-    def send(self, kind: str, message: dict[str, t.Any]) -> None:
-        """Log *message* under the next event id of this stream and queue it."""
+    def send(self, kind: str, message: dict[str, t.Any], last: bool = False) -> None:
+        """Log *message* under the next event id of this stream and hand it to the stream."""
+        self._send(kind, message, None, last)
+
+    def _send(self, kind: str, message: dict[str, t.Any] | None, raw: bytes | None, last: bool) -> None:
+        """Send *message* (or *raw*, its JSON: the log gets it decoded)."""
         with self.lock:
             self.streaming = True
+            if self.modern:  # nothing to resume: no event ids, no log
+                self.run.put((kind, None, message if raw is None else raw), last)
+                return
+            number = next(self._numbers)
             events, session_id = self.state.events, self.client.session_id
-            event_id: str | None = None
             if events is not None and session_id is not None:
                 try:
-                    self._begin()
-                    event_id = events.append(session_id, self.stream_id, message)
+                    logged = message if message is not None else json.loads(t.cast(bytes, raw))
+                    carries = None if self._begun else self.request_id
+                    events.write(session_id, self.stream_id, number, logged, carries)
+                    self._begun = True
                 except self.state.store_errors:
                     # The store is down: the live stream still gets the message (and ends
                     # with the response); only resuming it later is lost.
                     logger.warning("MCP store unavailable: event of stream %s not logged", self.stream_id)
-            if event_id is None and not self.modern:
-                event_id = f"{self.stream_id}:{next(self._numbers)}"
-            self.outbox.put((kind, event_id, message))
+            self.run.put((kind, f"{self.stream_id}:{number}", message if raw is None else raw), last)
 
     def finish(self, response: dict[str, t.Any]) -> None:
-        """Deliver the final response: plain JSON if nothing was streamed, else the last event."""
+        """Deliver the final response: plain JSON if nothing was streamed, else the last event.
+
+        Either way its bytes are those of the plain answer (the server's serializer).
+        """
         with self.lock:
             if self.streaming:
-                self.send(_DONE, json.loads(self.state.server.serialize(response)))
+                self._send(DONE, None, self.state.server.serialize(response), last=True)
             else:
-                self.outbox.put((_DONE, None, response))
+                self.run.put((DONE, None, response), last=True)
 
     def notify(self, method: str, params: dict[str, t.Any]) -> None:
         """Send a notification on the event stream."""
-        self.send(_MESSAGE, {"jsonrpc": "2.0", "method": method, "params": params})
+        self.send(MESSAGE, {"jsonrpc": "2.0", "method": method, "params": params})
 
     def _begin(self) -> None:
         """Before the stream's first event (or its closing): note whose stream it is, for whoever resumes it."""
@@ -148,7 +162,7 @@ class HTTPChannel:
             except self.state.store_errors:
                 logger.warning("MCP store unavailable: stream %s not noted", self.stream_id)
             self.streaming = True
-            self.outbox.put((_CLOSE, None, None))
+            self.run.put((CLOSE, None, None))
 
     def end_without_response(self) -> None:
         """The request was cancelled: its stream ends, now and for whoever resumes it, with no response."""
@@ -160,7 +174,7 @@ class HTTPChannel:
             except self.state.store_errors:
                 logger.warning("MCP store unavailable: the end of stream %s not logged", self.stream_id)
             self.streaming = True
-            self.outbox.put((_CLOSE, None, None))
+            self.run.put((CLOSE, None, None), last=True)
 
     def request(self, method: str, params: dict[str, t.Any], timeout: float) -> dict[str, t.Any]:
         """Send a request on the stream and wait for the answer through the session cache."""
@@ -168,8 +182,10 @@ class HTTPChannel:
         session_id = t.cast(str, self.client.session_id)
         outgoing_id = f"srv-{secrets.token_urlsafe(12)}"
         mailbox.expect(session_id, outgoing_id)
-        self.send(_MESSAGE, {"jsonrpc": "2.0", "id": outgoing_id, "method": method, "params": params})
-        answer = mailbox.wait(session_id, outgoing_id, timeout, self.cancelled, owner=self.request_id)
+        self.send(MESSAGE, {"jsonrpc": "2.0", "id": outgoing_id, "method": method, "params": params})
+        # While it waits, the stream sends its keep-alives (an inline handler gives it a turn).
+        owner, pause = self.request_id, self.run.pause
+        answer = mailbox.wait(session_id, outgoing_id, timeout, self.cancelled, owner=owner, idle=pause)
         if answer is None and self.cancelled():
             raise NoAnswer(REQUEST_CANCELLED, f"the request was cancelled while waiting for {method}")
         if answer is None:
@@ -187,26 +203,13 @@ class HTTPChannel:
 
     def cancelled(self) -> bool:
         """Whether ``notifications/cancelled`` arrived for this request, or its modern stream was closed."""
+        # A handler looking is a handler that may give its stream a turn: a keep-alive that fails to
+        # reach the client is how a modern stream's closing (its cancellation) is seen.
+        self.run.pause()
         if self.abandoned:
             return True
         mailbox, session_id = self.state.mailbox, self.client.session_id
         return mailbox is not None and session_id is not None and mailbox.is_cancelled(session_id, self.request_id)
-
-
-def _in_request_variables(work: t.Callable[[], None]) -> t.Callable[[], None]:
-    """*work*, to run in another thread with the request's context variables but Flask's own.
-
-    The handler's trace is the request's (a tracing instrumentation's current
-    span), as it would be in the request's own thread. Flask's app and request
-    contexts are left out: *work* pushes its own (``copy_current_request_context``),
-    and one shared with the request's thread would be torn down under it when
-    the request ends (Flask-SQLAlchemy's session, keyed by the app context, closed
-    while the handler still runs).
-    """
-    variables = contextvars.copy_context()
-    variables.run(_cv_app.set, None)  # type: ignore[arg-type]
-    variables.run(_cv_request.set, None)  # type: ignore[arg-type]
-    return functools.partial(variables.run, work)
 
 
 def respond(
@@ -217,7 +220,7 @@ def respond(
     session: Session | None = None,
     modern: bool = False,
 ) -> Response:
-    """Run the handler in a worker thread and answer with JSON or an event stream.
+    """Run the handler beside its response and answer with JSON or an event stream.
 
     Only the plain JSON answer can still carry a 403 or 429 status for a
     permission denial or a rate limit: once the stream has started, the
@@ -228,7 +231,8 @@ def respond(
     :param modern: a modern-era request: its errors carry the revision's
         HTTP statuses, its stream has no event ids, and closing it cancels the handler.
     """
-    channel = HTTPChannel(state, client, message.id, modern)
+    run = handler_run(state.settings.stream_threads, state.settings.sse_keepalive)
+    channel = HTTPChannel(state, client, message.id, modern, run)
     session_id = client.session_id
     mailbox = state.mailbox
     if mailbox is not None and session_id is not None and not mailbox.claim(session_id, message.id):
@@ -237,7 +241,6 @@ def respond(
         )
         return JSONAnswer(jsonrpc.encode(jsonrpc.failure(message.id, error)), 409)
 
-    @copy_current_request_context
     def work() -> None:
         response: dict[str, t.Any] | None = None
         try:
@@ -266,19 +269,25 @@ def respond(
                     response = jsonrpc.failure(message.id, state.server.internal_error(RuntimeError("handler failed")))
                 channel.finish(response)
 
-    threading.Thread(target=_in_request_variables(work), name=f"mcp-request-{message.id}", daemon=True).start()
-    first = channel.outbox.get()
-    if first[0] == _DONE and not channel.streaming:  # nothing was streamed: the fast JSON answer
+    run.start(work, f"mcp-request-{message.id}")
+    first = run.get()
+    while first[0] == KEEPALIVE:  # nothing to answer yet
+        first = run.get()
+    if first[0] == DONE and not channel.streaming:  # nothing was streamed: the fast JSON answer
         status, headers = http_status(first[2], state.auth, modern)
         return JSONAnswer(state.server.serialize(first[2]), status, headers)
-    return Response(
-        stream_with_context(_post_stream(state, channel, first)),
+    # No request context around the stream: the handler has its own (handler_runs), the stream needs none.
+    response = Response(
+        _post_stream(state, channel, first),
         content_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+    # A handler whose stream it closed (ctx.close_stream) runs on once the response is sent.
+    response.call_on_close(run.finish)
+    return response
 
 
-def _post_stream(state: MCPState, channel: HTTPChannel, first: tuple[str, str | None, t.Any]) -> t.Iterator[bytes]:
+def _post_stream(state: MCPState, channel: HTTPChannel, first: Item) -> t.Iterator[bytes]:
     keepalive = state.settings.sse_keepalive
     if not channel.modern:
         # The priming event (an id and no data) lets the client resume this stream.
@@ -288,16 +297,19 @@ def _post_stream(state: MCPState, channel: HTTPChannel, first: tuple[str, str | 
     try:
         while True:
             kind, event_id, payload = item
-            if kind == _CLOSE:
+            if kind == CLOSE:
                 finished = True
                 return  # the client resumes with GET and Last-Event-ID
-            yield sse_event(jsonrpc.encode(payload), event_id)
-            if kind == _DONE:
+            if kind == KEEPALIVE:
+                yield b": keep-alive\n\n"  # the handler waits for the client
+            else:
+                yield sse_event(payload if type(payload) is bytes else jsonrpc.encode(payload), event_id)
+            if kind == DONE:
                 finished = True
                 return
             while True:
                 try:
-                    item = channel.outbox.get(timeout=keepalive)
+                    item = channel.run.get(timeout=keepalive)
                     break
                 except queue.Empty:
                     yield b": keep-alive\n\n"  # a comment: proxies and clients see the stream is alive
@@ -305,6 +317,7 @@ def _post_stream(state: MCPState, channel: HTTPChannel, first: tuple[str, str | 
         if not finished:
             # The client closed the stream before the response: in the modern era that cancels the request.
             channel.abandoned = channel.modern
+            channel.run.finish()
 
 
 def resume_or_listen(

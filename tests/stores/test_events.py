@@ -305,6 +305,7 @@ def test_a_closed_post_stream_is_resumed_with_last_event_id(streaming_mcp: MCP, 
     posted = client.post(call)
     assert posted.mimetype == "text/event-stream"
     (priming,) = list(parse_events(iter([posted.get_data()])))
+    posted.close()  # as a WSGI server closes a response it sent: the handler goes on
     assert "message" not in priming  # closed before the result
     response, events = open_stream(client, priming["id"])
     result = next(events)

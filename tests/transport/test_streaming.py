@@ -912,32 +912,46 @@ def test_answer_posted_to_another_gunicorn_process(redis_url: str) -> None:
     assert outcome["answer_threads"] == []  # process A never saw the answers
 
 
-def test_a_handler_thread_has_an_app_context_of_its_own(
-    mcp: MCP, make_app: t.Callable[..., Flask], make_client: t.Callable[..., t.Any]
+@pytest.mark.parametrize("threads", [False, True], ids=["inline", "on a thread"])
+@pytest.mark.parametrize("closes", [False, True], ids=["streamed", "stream closed first"])
+def test_a_handlers_app_context_is_torn_down_only_after_it_ends(
+    mcp: MCP, make_app: t.Callable[..., Flask], make_client: t.Callable[..., t.Any], threads: bool, closes: bool
 ) -> None:
-    """The request's thread tears its app context down (``db.session.remove()``...) while the handler may still run.
+    """The view's app context ends with the view (``db.session.remove()``...), maybe halfway through the handler.
 
-    So the handler's thread must not share it: an extension that keys its
-    state by the app context (Flask-SQLAlchemy's session) would have it
-    closed under the handler.
+    An extension that keys its state by the app context (Flask-SQLAlchemy's
+    session) must not have it closed under a handler that still runs: an
+    inline handler keeps the request's until it ends, one whose stream it
+    closed and one on a thread of its own run in a copy of their own.
     """
     from flask.globals import _cv_app
 
-    seen: dict[str, object] = {}
+    events: list[tuple[str, object]] = []
+    handler_torn = threading.Event()
 
     @mcp.tool()
-    def where(ctx: Context) -> str:  # a handler with a context runs in a thread of its own
+    def where(ctx: Context) -> str:
         ctx.info("looking")
-        seen["handler"] = _cv_app.get()
+        if closes:
+            ctx.close_stream()  # the response ends here; the handler goes on
+        events.append(("handler ran in", _cv_app.get()))
         return "here"
 
-    app = make_app(mcp)
+    app = make_app(mcp, MCP_STREAM_THREADS=threads)
 
-    @app.before_request
-    def note() -> None:
-        seen["request"] = _cv_app.get()
+    @app.teardown_appcontext
+    def torn(exc: BaseException | None) -> None:
+        events.append(("torn down", _cv_app.get()))
+        if any(event == ("handler ran in", _cv_app.get()) for event in events):
+            handler_torn.set()
 
     client = make_client(app)
     client.initialize()
-    assert client.call_tool("where", {})["content"][0]["text"] == "here"
-    assert seen["handler"] is not None and seen["handler"] is not seen["request"]
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "where", "arguments": {}}}
+    response = client.http.post("/mcp", json=call, headers=client.headers(), buffered=False)
+    assert response.mimetype == "text/event-stream"
+    assert (b'"text":"here"' in response.get_data()) is not closes
+    response.close()  # as a WSGI server closes it once sent
+    assert handler_torn.wait(10)
+    used = next(ctx for event, ctx in events if event == "handler ran in")
+    assert events.index(("handler ran in", used)) < events.index(("torn down", used))

@@ -1,0 +1,218 @@
+"""How a handler that talks back runs beside the response that carries its messages.
+
+A handler that takes a :class:`~flask_mcp.Context` may send notifications and
+requests while it runs, and the response streams them as they come. The
+handler and the response take turns in one of two ways:
+
+:class:`InlineRun` (the default)
+    The handler runs in a greenlet of the request's own thread. Each message
+    switches to the response, which hands it to the WSGI server and switches
+    back. No thread is started and no lock is waited on, so a streamed call
+    costs about what streaming its events costs. While the handler waits for
+    the client's answer it lets the stream send its keep-alives; while it
+    computes, the stream is silent.
+
+:class:`ThreadRun` (``MCP_STREAM_THREADS = True``)
+    The handler runs on a thread of its own and hands each message over
+    through a queue. The stream sends keep-alives whatever the handler does,
+    and messages the handler sends from threads of its own go out at once;
+    each call pays for a thread and the handoffs between the two.
+
+Either way the handler sees the request, and has an app context (and ``g``)
+of its own, torn down when it ends: the view's is torn down when the view
+returns, which may be halfway through the handler.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextvars
+import functools
+import logging
+import math
+import queue
+import threading
+import time
+import typing as t
+
+import greenlet
+from flask import copy_current_request_context
+from flask.globals import _cv_app, _cv_request
+
+if t.TYPE_CHECKING:
+    from flask.ctx import AppContext
+
+__all__ = ["CLOSE", "DONE", "KEEPALIVE", "MESSAGE", "HandlerRun", "InlineRun", "Item", "ThreadRun", "handler_run"]
+
+logger = logging.getLogger("flask_mcp")
+
+#: The handler's response: the last item of a run.
+DONE = "done"
+#: A notification or a server-to-client request.
+MESSAGE = "message"
+#: The live stream ends here; whatever follows waits in the event log.
+CLOSE = "close"
+#: The handler waits: a keep-alive comment may go out meanwhile.
+KEEPALIVE = "keep-alive"
+#: What a handler gives its response: (kind, event id, JSON-RPC message).
+Item = tuple[str, str | None, t.Any]
+_PAUSE: Item = (KEEPALIVE, None, None)
+
+
+class HandlerRun(t.Protocol):
+    """What a streamed handler and its response share: the handler puts, the response gets."""
+
+    def start(self, work: t.Callable[[], None], name: str) -> None:
+        """Begin running *work* (the handler and its response), named *name* where names show."""
+
+    def put(self, item: Item, last: bool = False) -> None:
+        """Hand *item* to the response; *last*: nothing follows it."""
+
+    def get(self, timeout: float | None = None) -> Item:
+        """The next item; :class:`queue.Empty` after *timeout* seconds without one."""
+
+    def pause(self) -> None:
+        """From a waiting or looking handler: let the response send a keep-alive if one is due."""
+
+    def finish(self) -> None:
+        """From the response, which takes nothing more: let the handler run to its end."""
+
+
+class ThreadRun:
+    """The handler on a thread of its own, its items handed over through a queue."""
+
+    def __init__(self) -> None:
+        self.items: queue.Queue[Item] = queue.Queue()
+
+    def start(self, work: t.Callable[[], None], name: str) -> None:
+        """Start *work* on a daemon thread, in a copy of the request context."""
+        target = _in_request_variables(copy_current_request_context(work))
+        threading.Thread(target=target, name=name, daemon=True).start()
+
+    def put(self, item: Item, last: bool = False) -> None:
+        """Queue *item*, from any thread."""
+        self.items.put(item)
+
+    def get(self, timeout: float | None = None) -> Item:
+        """The next queued item, waiting at most *timeout* seconds."""
+        return self.items.get(timeout=timeout)
+
+    def pause(self) -> None:
+        """Nothing: the response sends keep-alives while it waits on the queue."""
+
+    def finish(self) -> None:
+        """Nothing: the thread runs to its end on its own."""
+
+
+class InlineRun:
+    """The handler in a greenlet of the request's thread, switching to its response at each item.
+
+    Items put from another thread (a handler's own worker threads) cannot
+    switch: they wait in order and go out when the handler next gives way.
+
+    :param keepalive: seconds without a turn after which :meth:`pause` gives the response one.
+    """
+
+    def __init__(self, keepalive: float = 15.0) -> None:
+        self.keepalive = keepalive
+        #: When the response is next owed a turn, if the handler pauses.
+        self.due = math.inf
+        self.thread = threading.get_ident()
+        self.greenlet: greenlet.greenlet | None = None
+        #: The greenlet that reads the items: the view's, then the response's.
+        self.reader = greenlet.getcurrent()
+        self.foreign: collections.deque[Item] = collections.deque()
+        self.last: Item | None = None
+
+    def start(self, work: t.Callable[[], None], name: str) -> None:
+        """Make the greenlet that runs *work* in the request's context variables; :meth:`get` starts it."""
+        self.greenlet = greenlet.greenlet(functools.partial(self._run, work, _cv_app.get(None)))
+        self.greenlet.gr_context = contextvars.copy_context()
+
+    def _run(self, work: t.Callable[[], None], view_context: AppContext | None) -> None:
+        self.due = time.monotonic() + self.keepalive
+        if view_context is None:
+            work()
+            return
+        # An app context of its own, torn down when the handler ends: the view's is torn
+        # down when the view returns (Flask's teardown, a database session), which may be
+        # halfway through the handler.
+        with view_context.app.app_context():
+            work()
+
+    def put(self, item: Item, last: bool = False) -> None:
+        """Switch to the reader with *item* (the last one is kept for it: the handler ends next)."""
+        if greenlet.getcurrent() is not self.greenlet:
+            self.foreign.append(item)  # deque appends are thread-safe
+        elif last:
+            self.last = item
+        elif self.foreign:  # items of other threads came first: they go first
+            self.foreign.append(item)
+            self._switch(self.foreign.popleft())
+        else:
+            self._switch(item)
+
+    def _switch(self, item: Item) -> None:
+        self.reader.switch(item)
+        self.due = time.monotonic() + self.keepalive
+
+    def get(self, timeout: float | None = None) -> Item:
+        """Run the handler until its next item (*timeout* does not apply: the handler pauses itself)."""
+        if self.foreign:
+            return self.foreign.popleft()
+        run = t.cast(greenlet.greenlet, self.greenlet)
+        if threading.get_ident() != self.thread:
+            raise RuntimeError(
+                "this WSGI server reads the response in another thread than the request's: "
+                "set MCP_STREAM_THREADS = True"
+            )
+        self.reader = greenlet.getcurrent()
+        item = run.switch()
+        if run.dead:
+            if self.foreign:
+                return self.foreign.popleft()
+            if self.last is None:
+                raise RuntimeError("the handler ended without its response")
+            item, self.last = self.last, None
+        return t.cast(Item, item)
+
+    def pause(self) -> None:
+        """Give the reader a turn to send a keep-alive, once :attr:`keepalive` seconds passed without one."""
+        if time.monotonic() >= self.due and greenlet.getcurrent() is self.greenlet:
+            self._switch(_PAUSE)
+
+    def finish(self) -> None:
+        """Run the handler to its end, its further items unread (the event log keeps them)."""
+        run = self.greenlet
+        if run is None or run.dead:
+            return
+        if threading.get_ident() != self.thread:
+            logger.error("MCP: a streamed handler was left unfinished: its response was closed in another thread")
+            return
+        self.reader = greenlet.getcurrent()
+        while not run.dead:
+            run.switch()
+
+
+def handler_run(threads: bool, keepalive: float) -> HandlerRun:
+    """A :class:`ThreadRun` when *threads* (``MCP_STREAM_THREADS``), else an :class:`InlineRun`.
+
+    :param keepalive: ``MCP_SSE_KEEPALIVE``.
+    """
+    return ThreadRun() if threads else InlineRun(keepalive)
+
+
+def _in_request_variables(work: t.Callable[[], None]) -> t.Callable[[], None]:
+    """*work*, to run in another thread with the request's context variables but Flask's own.
+
+    The handler's trace is the request's (a tracing instrumentation's current
+    span), as it would be in the request's own thread. Flask's app and request
+    contexts are left out: *work* pushes its own (``copy_current_request_context``),
+    and one shared with the request's thread would be torn down under it when
+    the request ends (Flask-SQLAlchemy's session, keyed by the app context, closed
+    while the handler still runs).
+    """
+    variables = contextvars.copy_context()
+    variables.run(_cv_app.set, None)  # type: ignore[arg-type]
+    variables.run(_cv_request.set, None)  # type: ignore[arg-type]
+    return functools.partial(variables.run, work)
