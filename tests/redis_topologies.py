@@ -48,23 +48,33 @@ def wait_until(condition: t.Callable[[], bool], what: str, timeout: float = DEAD
 
 
 class Server:
-    """One ``redis-server`` (or sentinel) process on a free loopback port, started with *options*."""
+    """One ``redis-server`` (or sentinel) process on a free loopback port, started with *options*.
 
-    def __init__(self, started: list[Server], folder: Path, *options: str, sentinel: str | None = None) -> None:
+    :param start: start it now; else its port is only chosen, and :meth:`start` starts it later
+        (until then, connections to the port are refused).
+    """
+
+    def __init__(
+        self, started: list[Server], folder: Path, *options: str, sentinel: str | None = None, start: bool = True
+    ) -> None:
         self.port = free_port()
         self.folder = folder / str(self.port)
         self.folder.mkdir()
-        command = [binary("redis-server")]
+        self.command = [binary("redis-server")]
         if sentinel is not None:
             config = self.folder / "sentinel.conf"
             config.write_text(sentinel)
-            command += [str(config), "--sentinel"]
-        command += ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder)]
-        command += ["--save", "", "--appendonly", "no", *options]
-        self.process: subprocess.Popen[bytes] | None = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-        )
-        started.append(self)
+            self.command += [str(config), "--sentinel"]
+        self.command += ["--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder)]
+        self.command += ["--save", "", "--appendonly", "no", *options]
+        self.process: subprocess.Popen[bytes] | None = None
+        started.append(self)  # stopped at the end of the ``with`` block, whether it was started or not
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Start the process (its readiness is :meth:`wait_ready`'s to wait for)."""
+        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.lines = OutputLines(self.process, f"redis-server on port {self.port}")
 
     @property
@@ -98,10 +108,13 @@ class Server:
 
 
 class Cluster:
-    """Three masters (no replicas) joined by ``redis-cli --cluster create``."""
+    """Three masters (no replicas) joined by ``redis-cli --cluster create``.
 
-    def __init__(self, started: list[Server], folder: Path) -> None:
-        cli = binary("redis-cli")
+    :param start: start it now; else its ports are only chosen, and :meth:`start` starts it later.
+    """
+
+    def __init__(self, started: list[Server], folder: Path, start: bool = True) -> None:
+        self.cli = binary("redis-cli")  # a skip now, not once the test has started the nodes
         self.nodes = [
             Server(
                 started,
@@ -112,14 +125,22 @@ class Cluster:
                 str(free_port()),
                 "--cluster-node-timeout",
                 "2000",
+                start=False,
             )
             for _ in range(3)
         ]
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Start the three nodes, join them, and wait until each says the cluster is up."""
+        for node in self.nodes:
+            node.start()
         for node in self.nodes:
             node.wait_ready()
         addresses = [node.address for node in self.nodes]
         created = subprocess.run(
-            [cli, "--cluster", "create", *addresses, "--cluster-replicas", "0", "--cluster-yes"],
+            [self.cli, "--cluster", "create", *addresses, "--cluster-replicas", "0", "--cluster-yes"],
             capture_output=True,
             timeout=DEADLINE,
         )
@@ -153,20 +174,32 @@ MASTER_NAME = "mymaster"
 
 
 class SentinelGroup:
-    """One master, one replica and three sentinels watching them (quorum 2)."""
+    """One master, one replica and three sentinels watching them (quorum 2).
 
-    def __init__(self, started: list[Server], folder: Path) -> None:
-        self.master = Server(started, folder)
-        self.master.wait_ready()
-        self.replica = Server(started, folder, "--replicaof", "127.0.0.1", str(self.master.port))
-        self.replica.wait_ready()
+    :param start: start them now; else their ports are only chosen, and :meth:`start` starts them later.
+    """
+
+    def __init__(self, started: list[Server], folder: Path, start: bool = True) -> None:
+        self.master = Server(started, folder, start=False)
+        self.replica = Server(started, folder, "--replicaof", "127.0.0.1", str(self.master.port), start=False)
         watch = (
             f"sentinel monitor {MASTER_NAME} 127.0.0.1 {self.master.port} 2\n"
             f"sentinel down-after-milliseconds {MASTER_NAME} 1000\n"
             f"sentinel failover-timeout {MASTER_NAME} 10000\n"
             f"sentinel parallel-syncs {MASTER_NAME} 1\n"
         )
-        self.sentinels = [Server(started, folder, sentinel=watch) for _ in range(3)]
+        self.sentinels = [Server(started, folder, sentinel=watch, start=False) for _ in range(3)]
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Start the master, its replica and the sentinels, and wait until the sentinels watch both."""
+        self.master.start()
+        self.master.wait_ready()
+        self.replica.start()
+        self.replica.wait_ready()
+        for sentinel in self.sentinels:
+            sentinel.start()
         for sentinel in self.sentinels:
             sentinel.lines.wait_for("+monitor master", timeout=DEADLINE)
         wait_until(self._watching, "the replica to be in sync, and the sentinels to know it and each other")
@@ -215,14 +248,14 @@ def _servers(what: str) -> t.Iterator[tuple[list[Server], Path]]:
 
 
 @contextlib.contextmanager
-def cluster() -> t.Iterator[Cluster]:
-    """A :class:`Cluster` for the ``with`` block."""
+def cluster(start: bool = True) -> t.Iterator[Cluster]:
+    """A :class:`Cluster` for the ``with`` block (without *start*, its ports chosen but nothing started)."""
     with _servers("cluster") as (started, folder):
-        yield Cluster(started, folder)
+        yield Cluster(started, folder, start)
 
 
 @contextlib.contextmanager
-def sentinel_group() -> t.Iterator[SentinelGroup]:
-    """A :class:`SentinelGroup` for the ``with`` block."""
+def sentinel_group(start: bool = True) -> t.Iterator[SentinelGroup]:
+    """A :class:`SentinelGroup` for the ``with`` block (without *start*, its ports chosen but nothing started)."""
     with _servers("sentinel") as (started, folder):
-        yield SentinelGroup(started, folder)
+        yield SentinelGroup(started, folder, start)

@@ -5,7 +5,8 @@ elicits, and three that change the tool list at run time (for listen streams
 and removals).
 ``MCP_CACHE_*`` environment variables configure the session cache
 (``MCP_CACHE_TYPE=RedisCache`` and ``MCP_CACHE_REDIS_URL`` to share sessions
-between processes); ``MCP_CLIENT_REQUEST_TIMEOUT`` bounds how long the tool
+between processes; ``MCP_CACHE_REDIS_SENTINELS`` as JSON);
+``MCP_CLIENT_REQUEST_TIMEOUT`` bounds how long the tool
 waits for the client, ``MCP_INFLIGHT_TTL`` how long a dead worker's request
 ids stay in use, ``MCP_BODY_*`` (JSON values) how slow request bodies are
 waited for.
@@ -118,6 +119,9 @@ def create_app(note_threads: bool = True) -> Flask:
     """The app; without *note_threads*, flask_mcp reads request bodies itself (the wrapper reads them first)."""
     app = Flask(__name__)
     app.config.update({key: value for key, value in os.environ.items() if key.startswith("MCP_CACHE_")})
+    if "MCP_CACHE_REDIS_SENTINELS" in os.environ:  # the sentinels' addresses, as JSON: [["host", port], ...]
+        sentinels = json.loads(os.environ["MCP_CACHE_REDIS_SENTINELS"])
+        app.config["MCP_CACHE_REDIS_SENTINELS"] = [tuple(node) for node in sentinels]
     app.config["MCP_CLIENT_REQUEST_TIMEOUT"] = float(os.environ.get("MCP_CLIENT_REQUEST_TIMEOUT", "30"))
     app.config["MCP_INFLIGHT_TTL"] = int(os.environ.get("MCP_INFLIGHT_TTL", "60"))
     # The slow-body limits, as JSON numbers (or null), when a test sets them.

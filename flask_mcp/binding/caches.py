@@ -12,6 +12,11 @@ threshold it drops expired entries only, never a live one, so no flood of
 short-lived entries can evict another caller's ``ctx.state`` or counters;
 the writes a client can cause are refused before the threshold
 (:mod:`flask_mcp.stores.quota`).
+
+A Redis Cluster cache is built as a
+:class:`~flask_mcp.stores.deferred.DeferredRedisClusterCache`: flask-caching's
+``RedisClusterCache`` connects while ``init_app`` runs, and the app must set
+up even while the cluster is away.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from flask_caching.backends import SimpleCache as FlaskSimpleCache
 
 from ..policies.keeping_cache import KeepingSimpleCache
 from ..policies.tool import ConfigurationError
+from ..stores.deferred import cluster_type
 from ..stores.topology import fitted
 
 if t.TYPE_CHECKING:
@@ -63,7 +69,7 @@ def session_cache(app: Flask, settings: Settings, given: Cache | None) -> Cache:
         prefix = f"{settings.config_prefix}_CACHE_"
         _check_nodes(config, prefix)
         try:
-            cache.init_app(app, config=config)
+            cache.init_app(app, config=_built_when_reachable(config))
         except (ImportError, AttributeError) as exc:
             raise ConfigurationError(
                 f"{prefix}TYPE = {config.get('CACHE_TYPE')!r} is not a cache type flask-caching knows "
@@ -126,8 +132,15 @@ def ephemeral_cache(app: Flask, settings: Settings, session: Cache, *, given: Ca
     if config.get("CACHE_TYPE") in _SIMPLE_CACHE_TYPES or config.get("CACHE_TYPE") is FlaskSimpleCache:
         config["CACHE_TYPE"] = KEEPING_CACHE
     cache = Cache()
-    cache.init_app(app, config=config)
+    cache.init_app(app, config=_built_when_reachable(config))
     return cache
+
+
+def _built_when_reachable(config: t.Mapping[str, t.Any]) -> dict[str, t.Any]:
+    # A cluster that is away must not fail init_app: its backend is then built at its first use.
+    if "CACHE_TYPE" not in config:
+        return dict(config)
+    return {**config, "CACHE_TYPE": cluster_type(config["CACHE_TYPE"])}
 
 
 class BoundCache(Cache):

@@ -11,8 +11,9 @@ against a cap (``MCP_MAX_SESSIONS`` for sessions; ``MCP_STORE_HIGH_WATER``
 of its threshold for the short-lived store), Redis by comparing
 ``used_memory`` with ``MCP_STORE_HIGH_WATER`` of ``maxmemory``: on a
 cluster, of every master (keys spread over all of them, and whichever one
-is full would evict or refuse its share). Other backends have no probe;
-their own limits apply.
+is full would evict or refuse its share). A cluster that was away when the
+app was set up (:mod:`.deferred`) is asked once it answers. Other backends
+have no probe; their own limits apply.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import math
 import typing as t
 
 from ..policies.keeping_cache import sweep_expired
+from .deferred import DeferredRedisClusterCache
 from .topology import primaries
 
 __all__ = [
@@ -111,6 +113,23 @@ class RedisCapacity:
         return limit == 0 or int(info.get("used_memory") or 0) + 2 * size < self.high_water * limit
 
 
+class _DeferredRedisCapacity:
+    """A :class:`RedisCapacity` of a cluster backend built at its first use, made once the backend is."""
+
+    def __init__(self, backend: DeferredRedisClusterCache, high_water: float) -> None:
+        self.backend = backend
+        self.high_water = high_water
+        self._probe: RedisCapacity | None = None
+
+    def has_room(self, size: int = 0) -> bool:
+        """:meth:`RedisCapacity.has_room`; raises the client's error while the cluster does not answer."""
+        probe = self._probe
+        if probe is None:
+            built: t.Any = self.backend.built()
+            probe = self._probe = RedisCapacity(built._write_client, self.high_water)
+        return probe.has_room(size)
+
+
 #: ``maxmemory-policy`` values under which Redis drops keys to make room; ``noeviction`` refuses writes instead.
 EVICTING_POLICIES = frozenset(
     {"allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"}
@@ -126,6 +145,8 @@ def capacity_of(backend: t.Any, *, max_entries: int, high_water: float) -> Capac
     """The probe that fits *backend* (a cachelib cache), or ``None`` for backends without one."""
     if is_process_local(backend):
         return SimpleCacheCapacity(backend, max_entries)
+    if isinstance(backend, DeferredRedisClusterCache):
+        return _DeferredRedisCapacity(backend, high_water)  # its client exists once the cluster answers
     client = getattr(backend, "_write_client", None)
     if client is not None and callable(getattr(client, "info", None)):
         return RedisCapacity(client, high_water)

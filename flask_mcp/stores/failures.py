@@ -14,6 +14,7 @@ import logging
 import typing as t
 
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
+from .deferred import DeferredRedisClusterCache
 
 __all__ = ["RETRY_AFTER", "store_errors", "unavailable", "warn_store_unreachable"]
 
@@ -29,11 +30,13 @@ def store_errors(*backends: t.Any) -> tuple[type[BaseException], ...]:
     Only the store's own error classes: a tool's bug must still be a bug.
     Redis Cluster's client raises a few of its own that are no
     ``RedisError`` (a slot with no node while the cluster changes, a
-    cluster that cannot be reached): they mean the same.
+    cluster that cannot be reached): they mean the same. A cluster backend
+    still to be built (:mod:`.deferred`) raises them too.
     """
     errors: list[type[BaseException]] = []
     for backend in backends:
-        if getattr(backend, "_write_client", None) is not None:  # RedisCache and its kin
+        is_redis = getattr(backend, "_write_client", None) is not None  # RedisCache and its kin
+        if is_redis or isinstance(backend, DeferredRedisClusterCache):
             from redis.exceptions import RedisClusterException, RedisError
 
             errors += [RedisError, RedisClusterException]

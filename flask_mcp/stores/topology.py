@@ -24,13 +24,16 @@ gives every Redis backend (``RedisCache``, ``RedisSentinelCache``,
   waker watches) go to each slot's node, one round trip per node
   (``mget_nonatomic``).
 
-Other backends (SimpleCache, NullCache, ...) are returned as they are.
+A cluster backend built at its first use (:mod:`.deferred`: the cluster was
+away at start) is fitted when it is built. Other backends (SimpleCache,
+NullCache, ...) are returned as they are.
 """
 
 from __future__ import annotations
 
 import typing as t
 
+from .deferred import DeferredRedisClusterCache
 from .hot_reads import HotReads, hot_reads_for
 from .tracked_reads import TrackedReads
 
@@ -112,6 +115,8 @@ def fitted(backend: t.Any) -> t.Any:
     A Redis backend is copied (the app's own object keeps behaving as
     flask-caching made it); the copy shares its connections.
     """
+    if isinstance(backend, DeferredRedisClusterCache):
+        return backend.then(fitted)
     write = getattr(backend, "_write_client", None)
     if write is None or isinstance(backend, _StoreSemantics):
         return backend

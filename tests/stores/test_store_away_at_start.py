@@ -9,15 +9,19 @@ does during an outage, until the store answers.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import logging
 import time
 import typing as t
 import uuid
 
 import pytest
 
+from flask_mcp.stores.deferred import DeferredRedisClusterCache
 from tests.conftest import RedisProcess
+from tests.redis_topologies import MASTER_NAME, cluster, sentinel_group
 from tests.transport.test_streaming import gunicorn
 
 INITIALIZE = {
@@ -49,26 +53,63 @@ def initialize(port: int) -> tuple[int, dict[str, str], t.Any]:
         connection.close()
 
 
-@pytest.mark.parametrize("options", [(), ("--max-requests", "1")], ids=["two workers", "a worker replaced per request"])
-def test_workers_started_while_redis_is_away_answer_503_then_serve_once_it_is_back(options: tuple[str, ...]) -> None:
+#: A store that is away: the ``MCP_CACHE_*`` environment of an app using it, and what starts it.
+Away = tuple[dict[str, str], t.Callable[[], None]]
+
+
+@contextlib.contextmanager
+def one_node() -> t.Iterator[Away]:
     redis = RedisProcess()  # not started yet: its port refuses every connection
-    env = {
-        "MCP_CACHE_TYPE": "RedisCache",
-        "MCP_CACHE_REDIS_URL": redis.url,
-        "MCP_CACHE_KEY_PREFIX": f"flask_mcp_away:{uuid.uuid4().hex}:",
-    }
-    with gunicorn(workers=2, options=options, **env) as server:
-        for _ in range(4):  # with --max-requests 1, each answer replaces a worker, booted with Redis away
-            status, headers, body = initialize(server.port)
-            assert status == 503 and headers["Retry-After"] == "1", body
-            assert body["error"]["code"] == -31503 and body["error"]["data"] == {"retryAfter": 1}
-        assert server.process.poll() is None, "the server went down"
-        server.wait_for("could not be reached while the app was set up")
-        # A balancer's health check tells "up, store away" from "serving".
-        status, headers, body = health(server.port)
-        assert (status, headers["Retry-After"], body) == (503, "1", {"status": "store_unavailable", "retryAfter": 1})
-        redis.start()
-        try:
+    try:
+        yield {"MCP_CACHE_TYPE": "RedisCache", "MCP_CACHE_REDIS_URL": redis.url}, redis.start
+    finally:
+        redis.stop()
+
+
+@contextlib.contextmanager
+def a_cluster() -> t.Iterator[Away]:
+    with cluster(start=False) as away:  # its ports chosen, no node started
+        yield {"MCP_CACHE_TYPE": "RedisClusterCache", "MCP_CACHE_REDIS_CLUSTER": away.spec}, away.start
+
+
+@contextlib.contextmanager
+def a_sentinel_group() -> t.Iterator[Away]:
+    with sentinel_group(start=False) as away:  # neither the sentinels nor the master started
+        env = {
+            "MCP_CACHE_TYPE": "RedisSentinelCache",
+            "MCP_CACHE_REDIS_SENTINELS": json.dumps(away.addresses),
+            "MCP_CACHE_REDIS_SENTINEL_MASTER": MASTER_NAME,
+        }
+        yield env, away.start
+
+
+@pytest.mark.parametrize(
+    ("store", "options"),
+    [(one_node, ()), (one_node, ("--max-requests", "1")), (a_cluster, ()), (a_sentinel_group, ())],
+    ids=[
+        "one node, two workers",
+        "one node, a worker replaced per request",
+        "cluster, two workers",
+        "sentinel, two workers",
+    ],
+)
+def test_workers_started_while_redis_is_away_answer_503_then_serve_once_it_is_back(
+    store: t.Callable[[], t.ContextManager[Away]], options: tuple[str, ...]
+) -> None:
+    with store() as (env, start):
+        env["MCP_CACHE_KEY_PREFIX"] = f"flask_mcp_away:{uuid.uuid4().hex}:"
+        with gunicorn(workers=2, options=options, **env) as server:
+            for _ in range(4 if options else 2):  # with --max-requests 1, each answer replaces a worker, booted away
+                status, headers, body = initialize(server.port)
+                assert status == 503 and headers["Retry-After"] == "1", body
+                assert body["error"]["code"] == -31503 and body["error"]["data"] == {"retryAfter": 1}
+            assert server.process.poll() is None, "the server went down"
+            server.wait_for("could not be reached while the app was set up")
+            # A balancer's health check tells "up, store away" from "serving".
+            status, headers, body = health(server.port)
+            away = {"status": "store_unavailable", "retryAfter": 1}
+            assert (status, headers["Retry-After"], body) == (503, "1", away)
+            start()
             deadline = time.monotonic() + 10
             while (status := initialize(server.port)[0]) != 200 and time.monotonic() < deadline:
                 assert status == 503
@@ -76,9 +117,7 @@ def test_workers_started_while_redis_is_away_answer_503_then_serve_once_it_is_ba
             while (checked := health(server.port))[0] != 200 and time.monotonic() < deadline + 5:
                 assert checked[0] == 503  # each worker looks again after its second
             assert checked[2] == {"status": "serving"}
-        finally:
-            redis.stop()
-        assert "Worker failed to boot" not in "".join(server.output)
+            assert "Worker failed to boot" not in "".join(server.output)
 
 
 @pytest.mark.parametrize(
@@ -89,8 +128,25 @@ def test_workers_started_while_redis_is_away_answer_503_then_serve_once_it_is_ba
         ({"MCP_CACHE_TYPE": "RedisCache", "MCP_CACHE_REDIS_URL": "redis://127.0.0.1:port/0"}, "MCP_CACHE_REDIS_URL"),
         ({"MCP_CACHE_TYPE": "RedisClusterCache"}, "needs MCP_CACHE_REDIS_CLUSTER"),
         ({"MCP_CACHE_TYPE": "RedisSentinelCache"}, "needs MCP_CACHE_REDIS_SENTINELS"),
+        ({"MCP_CACHE_TYPE": "RedisClusterCache", "MCP_CACHE_REDIS_CLUSTER": "127.0.0.1"}, "MCP_CACHE_REDIS_CLUSTER"),
+        (
+            {
+                "MCP_CACHE_TYPE": "RedisClusterCache",
+                "MCP_CACHE_REDIS_CLUSTER": "127.0.0.1:1",
+                "MCP_CACHE_REDIS_URL": "redis://127.0.0.1:1/3",
+            },
+            "can only be 0 in cluster mode",
+        ),
     ],
-    ids=["unknown type", "not a Redis URL", "malformed port", "cluster without nodes", "sentinel without nodes"],
+    ids=[
+        "unknown type",
+        "not a Redis URL",
+        "malformed port",
+        "cluster without nodes",
+        "sentinel without nodes",
+        "cluster node without a port",
+        "cluster with a db",
+    ],
 )
 def test_a_configuration_that_can_never_work_still_fails_at_init_app(
     make_app: t.Callable[..., t.Any], config: dict[str, str], named: str
@@ -110,3 +166,38 @@ def test_a_server_with_its_store_at_hand_says_it_is_serving(make_app: t.Callable
     refused = app.test_client().post("/mcp/health")
     assert refused.status_code == 405 and refused.headers["Allow"] == "GET, HEAD"
     assert refused.get_json()["error"]["message"] == "Method Not Allowed: the health check answers GET"
+
+
+def test_an_app_set_up_while_its_cluster_is_away_serves_the_first_request_once_it_is_up(
+    make_app: t.Callable[..., t.Any], make_client: t.Callable[..., t.Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    from flask_mcp import MCP
+
+    server = MCP(name="cluster-away")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    with cluster(start=False) as away:
+        with caplog.at_level(logging.WARNING, logger="flask_mcp"):
+            app = make_app(server, **away.config(f"flask_mcp_away:{uuid.uuid4().hex}:"))
+        assert [record.message.count("could not be reached") for record in caplog.records] == [1]
+        http = app.test_client()
+        headers = {"Accept": "application/json, text/event-stream"}
+        refused = http.post("/mcp", json=INITIALIZE, headers=headers)
+        assert (refused.status_code, refused.headers["Retry-After"]) == (503, "1"), refused.get_data(as_text=True)
+        assert refused.get_json()["error"]["data"] == {"retryAfter": 1}
+        assert http.get("/mcp/health").status_code == 503
+        away.start()
+        client = make_client(app)
+        client.initialize()  # the first request after the cluster is up: served, nothing restarted
+        assert client.call_tool("add", {"a": 2, "b": 3})["structuredContent"] == {"result": 5}
+        deadline = time.monotonic() + 5
+        while (checked := http.get("/mcp/health")).status_code != 200 and time.monotonic() < deadline:
+            assert checked.status_code == 503  # the last look, kept for a second
+        assert checked.get_json() == {"status": "serving"}
+        # An app set up while the cluster answers has flask-caching's backend itself, built at once.
+        backends = make_app(MCP(name="cluster-up"), **away.config("flask_mcp_up:")).extensions["cache"].values()
+        assert not any(isinstance(backend, DeferredRedisClusterCache) for backend in backends)
