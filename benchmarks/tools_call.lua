@@ -14,7 +14,9 @@ local authorization = os.getenv("MCP_AUTHORIZATION") or ""
 local progress = os.getenv("MCP_VARIANT") == "progress"
 local tool = progress and "progress" or "add"
 local counter = 0
-local thread_id = 0
+-- A global, not a local: setup() sets it in each thread's state (a local would shadow it,
+-- and every thread would send the same ids, which a session refuses while one is in flight).
+thread_id = 0
 local threads = {}
 -- What follows "arguments":{...} in params: the envelope when modern, and the progress token.
 local meta = {}
