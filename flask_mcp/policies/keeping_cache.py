@@ -8,7 +8,10 @@ other callers' budgets back), so the caches flask_mcp builds in process
 memory use :class:`KeepingSimpleCache` instead: past its threshold it only
 sweeps expired entries (at most once a second). What keeps it bounded is
 that every write a client can cause is refused before the threshold is
-reached (:mod:`flask_mcp.stores.quota`).
+reached (:mod:`flask_mcp.stores.quota`). A sweep reads the keys that
+expired, found by the second they expire in, not every entry: a cache
+holding hundreds of thousands of short-lived entries sweeps in time
+proportional to what it drops.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from cachelib import SimpleCache
 
 __all__ = ["KeepingSimpleCache", "sweep_expired"]
 
-#: Seconds between two sweeps of a cache past its threshold: a sweep reads every entry.
+#: Seconds between two sweeps of a cache past its threshold.
 SWEEP_INTERVAL = 1.0
+#: Expired keys a write looks at, at most, while a sweep is under way: a sweep is spread over
+#: the writes that follow, so that none waits for all of it.
+SWEEP_STEP = 256
 
 
 def sweep_expired(backend: t.Any, now: float | None = None) -> None:
@@ -42,15 +48,79 @@ class KeepingSimpleCache(SimpleCache):
 
     #: When the last sweep ran (``time.time()``); a class default, since subclasses may skip ``__init__``.
     _swept: float = 0.0
+    #: Keys by the second they expire in (a key rewritten is found again under its new second).
+    _expiring: dict[int, list[str]] | None = None
+    #: The keys of the sweep under way, and the time it started at (what expired before it goes).
+    _due: list[str] | None = None
+    _due_before: float = 0.0
+
+    def set(self, key: str, value: t.Any, timeout: t.Any = None) -> bool | None:
+        """cachelib's ``set``, the key noted under the second it expires in."""
+        with self._lock:
+            done = super().set(key, value, timeout)
+            self._note(key, self._cache[key][0])
+            return done
+
+    def set_many(self, mapping: dict[str, t.Any], timeout: t.Any = None) -> list[t.Any]:
+        """cachelib's ``set_many``, in one hold of the lock and one look at the threshold."""
+        with self._lock:
+            expires = self._normalize_timeout(timeout)
+            self._prune()
+            cache, dumps = self._cache, self.serializer.dumps
+            for key, value in mapping.items():
+                cache[key] = (expires, dumps(value))
+                self._note(key, expires)
+            return list(mapping)
+
+    def add(self, key: str, value: t.Any, timeout: t.Any = None) -> bool:
+        """cachelib's ``add``, the key noted under the second it expires in."""
+        with self._lock:
+            added = super().add(key, value, timeout)
+            if added:
+                self._note(key, self._cache[key][0])
+            return added
+
+    def expire_within(self, keys: t.Iterable[str], seconds: int) -> None:
+        """Let each of *keys* live at most *seconds* more (never longer than it would have)."""
+        until = int(time.time()) + seconds
+        with self._lock:
+            for key in keys:
+                entry = self._cache.get(key)
+                if entry is not None and (entry[0] == 0 or entry[0] > until):
+                    self._cache[key] = (until, entry[1])
+                    self._note(key, until)
+
+    def _note(self, key: str, expires: int) -> None:
+        if expires <= 0:
+            return  # without a timeout: no sweep drops it
+        expiring = self._expiring
+        if expiring is None:
+            expiring = self._expiring = {}
+        keys = expiring.get(expires)
+        if keys is None:
+            expiring[expires] = [key]
+        else:
+            keys.append(key)
 
     def _prune(self) -> None:
         if len(self._cache) <= self._threshold:
             return
-        now = time.time()
-        if now - self._swept < SWEEP_INTERVAL:
-            return
-        self._swept = now
-        sweep_expired(self, now)
+        due = self._due
+        if not due:
+            now = time.time()
+            expiring = self._expiring
+            if now - self._swept < SWEEP_INTERVAL or not expiring:
+                return
+            self._swept = self._due_before = now
+            due = self._due = []
+            for second in [second for second in expiring if second < now]:
+                due += expiring.pop(second)
+        cache, before = self._cache, self._due_before
+        for _ in range(min(SWEEP_STEP, len(due))):
+            key = due.pop()
+            entry = cache.get(key)
+            if entry is not None and 0 < entry[0] < before:  # not rewritten to live longer since
+                del cache[key]
 
     def inc(self, key: str, delta: int = 1) -> int | None:
         """Add *delta* to the integer under *key*, keeping its expiry (a missing key starts from 0).

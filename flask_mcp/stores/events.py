@@ -18,6 +18,7 @@ process can then tell a request still running from one lost with its worker.
 
 from __future__ import annotations
 
+import functools
 import re
 import typing as t
 
@@ -26,7 +27,16 @@ from flask_caching import Cache
 from ..policies.store_keys import key as store_key
 from ..protocol.numerals import parse_numeral
 
-__all__ = ["BROADCAST", "GAP_GRACE", "MAX_EVENT_NUMBER", "MAX_STREAM_NAME", "EventLog", "Reader", "parse_event_id"]
+__all__ = [
+    "BROADCAST",
+    "DELIVERED_GRACE",
+    "GAP_GRACE",
+    "MAX_EVENT_NUMBER",
+    "MAX_STREAM_NAME",
+    "EventLog",
+    "Reader",
+    "parse_event_id",
+]
 
 #: The stream that carries messages for every session.
 BROADCAST = "all"
@@ -36,6 +46,10 @@ _EVERYONE = "*"
 MAX_EVENT_NUMBER = 2**53
 #: Longest stream name in an event id (the server's are 12 characters).
 MAX_STREAM_NAME = 64
+#: Seconds the log of a request's stream stays once the stream reached its client whole:
+#: long enough for a client that lost the last bytes on the way to resume (it retries
+#: within seconds), short enough that busy streaming does not fill the store.
+DELIVERED_GRACE = 30
 #: Seconds a reader waits for an event that was counted but is not stored yet
 #: (another process is between the two writes) before it gives the event up.
 GAP_GRACE = 1.0
@@ -104,12 +118,25 @@ class EventLog:
             event (:meth:`begin`), or ``None`` when already noted.
         :returns: the event id.
         """
-        entries: dict[str, t.Any] = {self._key("ev", session_id, stream, number): message}
+        events, carried, counter = _stream_keys(session_id, stream)
+        entries: dict[str, t.Any] = {f"{events}{number}": message}
         if carries is not None:
-            entries[self._key("evq", session_id, stream)] = {"request": carries}
-        entries[self.counter_key(session_id, stream)] = number
+            entries[carried] = {"request": carries}
+        entries[counter] = number
         self.cache.set_many(entries, timeout=self.ttl)
         return f"{stream}:{number}"
+
+    def delivered(self, session_id: str | None, stream: str, last: int) -> None:
+        """Stream *stream*, events 1 to *last*, reached its client whole: keep it :data:`DELIVERED_GRACE` seconds only.
+
+        A backend that cannot shorten an entry's life (neither process memory
+        nor Redis) keeps it for the events' lifetime, as written.
+        """
+        shorten = getattr(self.cache.cache, "expire_within", None)
+        if shorten is None:
+            return
+        events, carried, counter = _stream_keys(session_id, stream)
+        shorten([*(f"{events}{number}" for number in range(1, last + 1)), carried, counter], DELIVERED_GRACE)
 
     def begin(self, session_id: str | None, stream: str, request_id: t.Any) -> None:
         """Note that *stream* carries the messages of request *request_id* (before its first event)."""
@@ -148,6 +175,19 @@ class EventLog:
             if message is None:
                 return found
             found.append((f"{stream}:{number}", message))
+
+
+@functools.lru_cache(maxsize=1024)
+def _stream_keys(session_id: str | None, stream: str) -> tuple[str, str, str]:
+    """The keys of a stream being written: its events' (a prefix, the number after it), its note, its counter.
+
+    Kept for the streams written lately: a stream's handler writes each of its events with them.
+    """
+    return (
+        EventLog._key("ev", session_id, stream, ""),
+        EventLog._key("evq", session_id, stream),
+        EventLog._key("evn", session_id, stream),
+    )
 
 
 class Reader:

@@ -82,6 +82,14 @@ class _StoreSemantics:
             )
         )
 
+    def expire_within(self, keys: t.Iterable[str], seconds: int) -> None:
+        """Let each of *keys* live *seconds* more, in one round trip (``EXPIRE`` in a pipeline)."""
+        prefix = self._get_prefix()
+        pipeline = self._write_client.pipeline(transaction=False)
+        for key in keys:
+            pipeline.expire(f"{prefix}{key}", seconds)
+        pipeline.execute()
+
     def get_many(self, *keys: str) -> list[t.Any]:
         """The values of *keys*, in order; on a cluster, one ``MGET`` per slot, batched per node."""
         if not keys:

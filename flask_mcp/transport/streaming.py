@@ -16,6 +16,7 @@ process or host; they travel through the session cache
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import json
@@ -100,6 +101,7 @@ class HTTPChannel:
         self.stream_id = secrets.token_urlsafe(9)
         self.run = run if run is not None else handler_run(state.settings.stream_threads, state.settings.sse_keepalive)
         self._numbers = itertools.count(1)
+        self._last_number = 0
         #: Set by the first message: from then on the answer is an event stream.
         self.streaming = False
         # Guards the switch: the final response must know whether a stream began.
@@ -118,7 +120,7 @@ class HTTPChannel:
             if self.modern:  # nothing to resume: no event ids, no log
                 self.run.put((kind, None, message if raw is None else raw), last)
                 return
-            number = next(self._numbers)
+            number = self._last_number = next(self._numbers)
             events, session_id = self.state.events, self.client.session_id
             if events is not None and session_id is not None:
                 try:
@@ -142,6 +144,15 @@ class HTTPChannel:
                 self._send(DONE, None, self.state.server.serialize(response), last=True)
             else:
                 self.run.put((DONE, None, response), last=True)
+
+    def delivered(self) -> None:
+        """The stream reached the client whole: its log need only outlive a client that lost the last bytes."""
+        events, session_id = self.state.events, self.client.session_id
+        if events is None or session_id is None or not self._begun:
+            return
+        # The store is down: the entries expire with the events' lifetime instead.
+        with contextlib.suppress(*self.state.store_errors):
+            events.delivered(session_id, self.stream_id, self._last_number)
 
     def notify(self, method: str, params: dict[str, t.Any]) -> None:
         """Send a notification on the event stream."""
@@ -306,6 +317,7 @@ def _post_stream(state: MCPState, channel: HTTPChannel, first: Item) -> t.Iterat
                 yield sse_event(payload if type(payload) is bytes else jsonrpc.encode(payload), event_id)
             if kind == DONE:
                 finished = True
+                channel.delivered()
                 return
             while True:
                 try:

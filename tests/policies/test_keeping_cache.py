@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from flask_mcp.policies import keeping_cache
 from flask_mcp.policies.keeping_cache import KeepingSimpleCache, sweep_expired
@@ -58,3 +60,48 @@ def test_no_number_of_callers_brings_a_spent_budget_back() -> None:
     for n in range(2000):
         limiter.hit(f"flood:{n}", limit)
     assert limiter.hit("victim", limit) is not None
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    count=st.integers(1, 1200),
+    pattern=st.lists(st.sampled_from([0, 5, 10, 3600]), min_size=1, max_size=6),
+    later=st.integers(0, 20),
+)
+@example(count=1000, pattern=[5], later=10)  # four steps' worth of expired entries
+def test_past_its_threshold_writes_sweep_what_expired_a_step_at_a_time(
+    count: int, pattern: list[int], later: int
+) -> None:
+    """No live entry is ever dropped; a write drops SWEEP_STEP expired entries at most; the writes that
+    follow drop every expired one."""
+    lives = [pattern[number % len(pattern)] for number in range(count)]
+    clock = Clock(START)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("cachelib.simple.time", clock.time)
+        patch.setattr(keeping_cache.time, "time", clock.time)
+        cache = KeepingSimpleCache(threshold=10, default_timeout=0)
+        for number, life in enumerate(lives):
+            cache.set(f"k{number}", number, timeout=life)
+        clock.advance(later)
+        expired = {f"k{n}" for n, life in enumerate(lives) if life and START + life < clock.now}
+        live = {f"k{n}" for n in range(len(lives))} - expired
+        writes = len(expired) // keeping_cache.SWEEP_STEP + 1
+        for write in range(writes):
+            held = set(cache._cache)
+            cache.set(f"w{write}", write, timeout=0)
+            assert len(held - set(cache._cache)) <= keeping_cache.SWEEP_STEP
+            assert live <= set(cache._cache)
+        if len(lives) > 10:  # past the threshold from the first write on
+            assert not expired & set(cache._cache)
+
+
+def test_a_life_can_be_shortened_never_lengthened(clock: Clock) -> None:
+    cache = KeepingSimpleCache(default_timeout=0)
+    cache.set("forever", 1, timeout=0)
+    cache.set("long", 1, timeout=3600)
+    cache.set("short", 1, timeout=5)
+    cache.expire_within(["forever", "long", "short", "absent"], 30)
+    assert cache._cache["forever"][0] == cache._cache["long"][0] == int(START) + 30
+    assert cache._cache["short"][0] == int(START) + 5 and "absent" not in cache._cache
+    clock.advance(31)
+    assert cache.get("forever") is None and cache.get("long") is None

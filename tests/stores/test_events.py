@@ -13,8 +13,11 @@ from flask import Flask
 from flask_caching import Cache
 
 from flask_mcp import MCP, Context
+from flask_mcp.binding.caches import KEEPING_CACHE, BoundCache
+from flask_mcp.policies import keeping_cache
 from flask_mcp.policies.store_keys import key as store_key
-from flask_mcp.stores.events import BROADCAST, GAP_GRACE, EventLog, parse_event_id
+from flask_mcp.stores.events import BROADCAST, DELIVERED_GRACE, GAP_GRACE, EventLog, parse_event_id
+from tests.conftest import START, Clock
 
 
 def parse_events(chunks: t.Iterator[bytes]) -> t.Iterator[dict[str, t.Any]]:
@@ -119,6 +122,59 @@ def test_the_broadcast_counter_does_not_expire_with_its_events(redis_url: str) -
         assert client.ttl(prefix + log.counter_key(None, BROADCAST)) == -1  # no expiry
         assert 0 < client.ttl(prefix + log.counter_key("s1", "stream")) <= 60
         assert 0 < client.ttl(prefix + store_key("ev", "*", BROADCAST, 1)) <= 60
+
+
+def test_a_stream_its_handler_numbers_reads_like_an_appended_one(log: EventLog) -> None:
+    assert log.write("s1", "req", 1, {"n": 1}, carries=41) == "req:1"
+    assert log.write("s1", "req", 2, {"n": 2}) == "req:2"
+    assert log.last("s1", "req") == 2 and log.carried("s1", "req") == {"request": 41}
+    assert [m["n"] for _, m in log.reader("s1", "req", 0).read(log.last("s1", "req"), now=0.0)] == [1, 2]
+    assert log.after("s2", "req", 0) == []  # another session's
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    clock = Clock(START)
+    monkeypatch.setattr("cachelib.simple.time", clock.time)
+    monkeypatch.setattr(keeping_cache.time, "time", clock.time)
+    return clock
+
+
+def test_a_delivered_stream_is_kept_the_grace_only(clock: Clock) -> None:
+    """Busy streaming must not fill the store for the events' whole lifetime: a stream that reached its
+    client whole is kept for a client that lost its last bytes, no longer."""
+    app = Flask(__name__)
+    cache = Cache(app, config={"CACHE_TYPE": KEEPING_CACHE})
+    with app.app_context():
+        log = EventLog(cache, ttl=300)
+        for number in (1, 2, 3):
+            log.write("s1", "done", number, {"n": number}, carries=7 if number == 1 else None)
+            log.write("s1", "open", number, {"n": number}, carries=8 if number == 1 else None)
+        log.delivered("s1", "done", 3)
+        clock.advance(DELIVERED_GRACE - 1)
+        assert [m["n"] for _, m in log.after("s1", "done", 0)] == [1, 2, 3]  # resumable within the grace
+        clock.advance(2)
+        assert log.after("s1", "done", 0) == [] and log.carried("s1", "done") is None
+        assert log.last("s1", "done") == 0
+        assert [m["n"] for _, m in log.after("s1", "open", 0)] == [1, 2, 3]  # not delivered: kept
+        assert log.carried("s1", "open") == {"request": 8}
+
+
+def test_a_delivered_stream_is_kept_the_grace_only_on_redis(redis_url: str) -> None:
+    app = Flask(__name__)
+    prefix = f"events-grace-{uuid.uuid4().hex}:"
+    cache = Cache(app, config={"CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": redis_url, "CACHE_KEY_PREFIX": prefix})
+    with app.app_context():
+        from flask_mcp.stores.topology import fitted
+
+        log = EventLog(BoundCache(fitted(cache.cache)), ttl=300)
+        log.write("s1", "done", 1, {"n": 1}, carries=7)
+        log.write("s1", "done", 2, {"n": 2})
+        log.delivered("s1", "done", 2)
+        client = cache.cache._write_client
+        keys = [store_key("ev", "s1", "done", 1), store_key("ev", "s1", "done", 2)]
+        keys += [store_key("evq", "s1", "done"), log.counter_key("s1", "done")]
+        assert all(0 < client.ttl(prefix + key) <= DELIVERED_GRACE for key in keys)
 
 
 def test_broadcast_is_shared_by_every_session(log: EventLog) -> None:
@@ -346,6 +402,34 @@ def hold_stream(client: t.Any) -> tuple[threading.Event, threading.Event, thread
     thread = threading.Thread(target=hold, daemon=True)
     thread.start()
     return primed, release, thread
+
+
+def test_a_streamed_call_its_client_got_whole_is_kept_the_grace_only(
+    streaming_mcp: MCP, make_app, make_client, clock: Clock
+) -> None:
+    """A closed stream's client must come back: its log stays for the events' lifetime."""
+
+    @streaming_mcp.tool
+    def chatty(ctx: Context) -> str:
+        ctx.info("one")
+        return "two"
+
+    app = make_app(streaming_mcp)
+    client = make_client(app)
+    client.initialize()
+    streamed = client.post({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "chatty"}})
+    whole = list(parse_events(iter([streamed.get_data()])))
+    assert whole[-1]["message"]["id"] == 5
+    closed = client.post({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "polite"}})
+    (priming,) = list(parse_events(iter([closed.get_data()])))
+    closed.close()  # the handler goes on and logs its result
+    with app.app_context():
+        log = app.extensions["mcp"].events
+        delivered, kept = whole[-1]["id"].rpartition(":")[0], priming["id"].rpartition(":")[0]
+        assert len(log.after(client.session_id, delivered, 0)) == 2
+        clock.advance(DELIVERED_GRACE + 1)
+        assert log.after(client.session_id, delivered, 0) == []
+        assert [m["id"] for _, m in log.after(client.session_id, kept, 0)] == [6]
 
 
 def test_a_process_holds_at_most_max_streams(streaming_mcp: MCP, make_app, make_client) -> None:
