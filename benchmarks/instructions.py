@@ -62,11 +62,14 @@ SCENARIOS: dict[str, tuple[str, Era]] = {
     "floor-modern": ("floor-modern", "modern"),
     "floor-jwt": ("floor-jwt", "handshake"),
     "floor-stream": ("floor-stream", "handshake"),
+    "floor-static": ("floor-static", "handshake"),
     "flask_mcp": ("stateful", "handshake"),
     "flask_mcp-modern": ("stateful", "modern"),
     "flask_mcp-redis": ("redis", "handshake"),
     # Signed in: a bearer JWT verified by JWTBackend, against a view verifying it with PyJWT.
     "flask_mcp-jwt": ("jwt", "handshake"),
+    # Signed in with a static token: StaticTokenBackend, against a view comparing the same token.
+    "flask_mcp-static": ("static", "handshake"),
     # Streamed: a tool reporting progress three times, against a view streaming the same four events.
     "flask_mcp-progress": ("stateful", "handshake"),
 }
@@ -76,16 +79,18 @@ FLOOR_OF: dict[str, str] = {
     "floor-modern": "floor-modern",
     "floor-jwt": "floor-jwt",
     "floor-stream": "floor-stream",
+    "floor-static": "floor-static",
     "flask_mcp": "floor",
     "flask_mcp-modern": "floor-modern",
     "flask_mcp-redis": "floor",
     "flask_mcp-jwt": "floor-jwt",
+    "flask_mcp-static": "floor-static",
     "flask_mcp-progress": "floor-stream",
 }
 #: The scenarios answered as an event stream: three progress notifications, then the result.
 STREAMED = {"floor-stream", "flask_mcp-progress"}
 #: The scenarios whose calls carry the signing module's bearer token.
-SIGNED_IN = {"floor-jwt", "flask_mcp-jwt"}
+SIGNED_IN = {"floor-jwt", "flask_mcp-jwt", "floor-static", "flask_mcp-static"}
 
 
 def build(kind: str) -> Flask:
@@ -98,6 +103,7 @@ def build(kind: str) -> Flask:
             "floor-modern": floor_app.modern_app,
             "floor-jwt": floor_app.signed_in_app,
             "floor-stream": floor_app.streaming_app,
+            "floor-static": floor_app.static_token_app,
         }[kind]
     from benchmarks.servers.flask_mcp_app import create_app
 
@@ -123,9 +129,9 @@ def signed_in_headers(name: str) -> dict[str, str]:
     """The bearer token of a signed-in scenario (none for the others)."""
     if name not in SIGNED_IN:
         return {}
-    from benchmarks.servers.signing import TOKEN
+    from benchmarks.load import authorization
 
-    return {"Authorization": f"Bearer {TOKEN}"}
+    return authorization("static" if name.endswith("static") else "jwt")
 
 
 def answered(name: str, status: str, data: bytes) -> bool:

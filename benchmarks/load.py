@@ -6,7 +6,8 @@ the same measurement. The era picks the request's shape: ``handshake``
 (2025-11-25, with the session when there is one) or ``modern`` (2026-07-28:
 no session, an envelope in ``params._meta`` and the routing headers). The
 variant picks what the call does: ``plain`` (``add``), ``jwt`` (the same call
-signed in with :mod:`benchmarks.servers.signing`'s bearer token) or
+signed in with :mod:`benchmarks.servers.signing`'s bearer token), ``static``
+(signed in with its static token) or
 ``progress`` (the ``progress`` tool with a progress token: an event stream of
 three notifications and the result).
 """
@@ -32,16 +33,16 @@ MODERN_VERSION = "2026-07-28"
 #: ``handshake``: sessions negotiated by ``initialize``; ``modern``: stateless requests with an envelope.
 Era = t.Literal["handshake", "modern"]
 #: What a call does: ``add`` as it is, signed in, or reporting progress (see the module).
-Variant = t.Literal["plain", "jwt", "progress"]
+Variant = t.Literal["plain", "jwt", "static", "progress"]
 
 
 def authorization(variant: Variant) -> dict[str, str]:
     """The bearer token of a signed-in variant (no header for the others)."""
-    if variant != "jwt":
+    if variant not in ("jwt", "static"):
         return {}
-    from benchmarks.servers.signing import TOKEN
+    from benchmarks.servers.signing import STATIC_TOKEN, TOKEN
 
-    return {"Authorization": f"Bearer {TOKEN}"}
+    return {"Authorization": f"Bearer {TOKEN if variant == 'jwt' else STATIC_TOKEN}"}
 
 
 @dataclasses.dataclass(frozen=True)

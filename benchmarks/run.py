@@ -45,6 +45,7 @@ COMPARED: dict[str, tuple[str, ...]] = {
     # Signed in and streamed: against the bare view doing the same work first.
     "flask_mcp-jwt": ("floor-jwt", "flask_mcp-stateful"),
     "flask_mcp-jwt-audit": ("flask_mcp-jwt", "floor-jwt"),
+    "flask_mcp-static": ("floor-static", "flask_mcp-stateful"),
     "flask_mcp-progress": ("floor-stream", "flask_mcp-stateful"),
     # The audit trail on, against the same scenario with it off first.
     "flask_mcp-audit": ("flask_mcp-stateful", "floor"),
@@ -126,7 +127,8 @@ def select(only: str) -> list[ServerSpec]:
 #: Where each server goes in a round: each flask_mcp scenario next to its floor on the same server.
 PAIRED_ORDER = (
     "flask_mcp-stateful", "floor", "flask_mcp-redis", "flask_mcp-modern", "floor-modern",
-    "flask_mcp-jwt", "floor-jwt", "flask_mcp-jwt-audit", "flask_mcp-progress", "floor-stream",
+    "flask_mcp-jwt", "floor-jwt", "flask_mcp-jwt-audit", "flask_mcp-static", "floor-static",
+    "flask_mcp-progress", "floor-stream",
 )  # fmt: skip
 
 

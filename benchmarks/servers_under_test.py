@@ -67,7 +67,7 @@ class ServerSpec:
     redis: bool = False
     #: The revision the load speaks: ``modern`` requests need no handshake and carry an envelope.
     era: Era = "handshake"
-    #: What each call does: ``plain``, signed in (``jwt``) or reporting ``progress`` (see benchmarks/load.py).
+    #: What each call does: ``plain``, signed in (``jwt``, ``static``) or reporting ``progress`` (benchmarks/load.py).
     variant: Variant = "plain"
 
 
@@ -113,6 +113,10 @@ _GTHREAD_SPECS = [
     # The signed-in call with the audit trail on: what recording costs on the path deployments take.
     ServerSpec("flask_mcp-jwt-audit", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
                env=(("BENCH_MODE", "jwt"), *AUDIT_ENV), stateful=True, variant="jwt", needs=("jwt",)),
+    ServerSpec("flask_mcp-static", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "static"),), stateful=True, variant="static"),
+    ServerSpec("floor-static", "gunicorn", "benchmarks.servers.floor_app:static_token_app", ignored_session=True,
+               variant="static"),
     # Streamed: the tool reports progress three times / the floor view streams the same four events.
     ServerSpec("flask_mcp-progress", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
                env=(("BENCH_MODE", "stateful"),), stateful=True, variant="progress"),

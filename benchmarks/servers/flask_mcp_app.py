@@ -3,7 +3,8 @@
 ``BENCH_MODE``: ``stateful`` (SimpleCache sessions, the default), ``stateless``,
 ``redis`` (RedisCache at ``BENCH_REDIS_URL``) or ``jwt`` (stateful, every call
 signed in with :mod:`benchmarks.servers.signing`'s token, verified by a
-``JWTBackend``). Beside ``add`` it serves ``progress``, which reports progress
+``JWTBackend``) or ``static`` (stateful, signed in with its static token, a
+``StaticTokenBackend``). Beside ``add`` it serves ``progress``, which reports progress
 three times and returns the same sum (the streamed scenarios). ``BENCH_TOOLS``: extra
 filler tools to register (for the listing benchmark). ``BENCHCFG_<KEY>``
 sets any config key for one run (``BENCHCFG_MCP_MAX_STREAMS=1000``).
@@ -35,6 +36,12 @@ def create_app(
         from .signing import ISSUER, PUBLIC_PEM
 
         auth = JWTBackend(issuer=ISSUER, key=PUBLIC_PEM, algorithms=["RS256"])
+    elif mode == "static":
+        from flask_mcp.auth import StaticTokenBackend
+
+        from .signing import STATIC_TOKEN
+
+        auth = StaticTokenBackend({STATIC_TOKEN: "ada"})
     mcp = MCP(name="bench", version="1.0.0", auth=auth)
 
     @mcp.tool(permissions=[])

@@ -7,8 +7,9 @@ The load sends ``app`` the same request a session's call is, its
 view's request with the 2026-07-28 envelope and headers (ignoring them) and
 adds what every modern result carries (``resultType``, the server's info).
 ``signed_in_app`` first verifies the bearer token with PyJWT as any resource
-server would (signature, ``exp``, ``aud``, ``iss``); ``streaming_app`` answers
-a call as an event stream of three progress notifications and the result.
+server would (signature, ``exp``, ``aud``, ``iss``); ``static_token_app``
+compares it with a static token (``hmac.compare_digest``); ``streaming_app``
+answers a call as an event stream of three progress notifications and the result.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ app = Flask(__name__)
 modern_app = Flask(__name__)
 signed_in_app = Flask(__name__)
 streaming_app = Flask(__name__)
+static_token_app = Flask(__name__)
 
 SERVER_INFO = {"io.modelcontextprotocol/serverInfo": {"name": "floor", "version": "1.0.0"}}
 
@@ -55,6 +57,19 @@ def signed_in_mcp() -> Response:
     try:
         jwt.decode(token, PUBLIC_PEM, algorithms=["RS256"], audience=AUDIENCE, issuer=ISSUER)
     except jwt.PyJWTError:
+        abort(401)
+    message, result = _sum()
+    return Response(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), mimetype="application/json")
+
+
+@static_token_app.post("/mcp")
+def static_token_mcp() -> Response:
+    import hmac
+
+    from .signing import STATIC_TOKEN
+
+    token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+    if not hmac.compare_digest(token.encode(), STATIC_TOKEN.encode()):
         abort(401)
     message, result = _sum()
     return Response(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), mimetype="application/json")

@@ -1,4 +1,4 @@
-"""The signed-in scenarios' issuer: an RS256 key and the access token it signs.
+"""The signed-in scenarios' credentials: an RS256 key and the access token it signs, and a static token.
 
 flask_mcp (``JWTBackend``) and the signed-in floor verify the same token with
 the same public key, for the same issuer and audience: signature, ``exp``,
@@ -29,3 +29,5 @@ TOKEN = jwt.encode(
     _KEY,
     algorithm="RS256",
 )
+#: The static-token scenarios' bearer token (``StaticTokenBackend``, and a view comparing it).
+STATIC_TOKEN = "bench-static-token-0123456789abcdef"
