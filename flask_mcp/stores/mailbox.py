@@ -9,9 +9,9 @@ for: answers are kept only for requests the server sent, cancellations only
 for requests in flight. In-flight markers live as long as the worker that
 holds them: a heartbeat renews them every third of :attr:`Mailbox.inflight_ttl`,
 so a worker that dies frees its ids within that time instead of locking them.
-The heartbeat's thread runs only while the process holds markers, or held one
-during its last period: it ends after a whole period with none (a busy process
-would otherwise start a thread a request), or at once when the app is shut down
+The heartbeat's thread runs only while the process holds markers, and
+:data:`LINGER` after the last is released (a busy process would otherwise
+start a thread a request); it ends at once when the app is shut down
 (:meth:`Mailbox.stop`).
 """
 
@@ -27,7 +27,10 @@ from flask_caching import Cache
 from ..policies.store_keys import key as store_key
 from .waker import Waker
 
-__all__ = ["Mailbox"]
+__all__ = ["LINGER", "Mailbox"]
+
+#: Seconds the heartbeat's thread outlives the last marker released, for the next request's claim.
+LINGER = 1.0
 
 logger = logging.getLogger("flask_mcp")
 
@@ -63,8 +66,8 @@ class Mailbox:
         # Wakes the heartbeat when the app is shut down, so that it ends at once.
         self._stopping = threading.Condition(self._held_lock)
         self._stopped = False
-        # Claims so far: a heartbeat period that saw none, with nothing held, ends the thread.
-        self._claims = 0
+        # When the last marker held was released (monotonic): LINGER later, the heartbeat ends.
+        self._idle_since = 0.0
         self._heartbeat: threading.Thread | None = None
 
     def expect(self, session_id: str, request_id: str) -> None:
@@ -141,7 +144,6 @@ class Mailbox:
             return False
         with self._held_lock:
             self._held[key] = self.cache.cache
-            self._claims += 1
             if self._heartbeat is None:
                 self._stopped = False
                 self._heartbeat = threading.Thread(target=self._beat_while_held, name="mcp-inflight", daemon=True)
@@ -157,6 +159,8 @@ class Mailbox:
         key = _inflight(session_id, request_id)
         with self._held_lock:
             self._held.pop(key, None)
+            if not self._held:
+                self._idle_since = time.monotonic()
         self.cache.delete_many(key, _cancel(session_id, request_id))
 
     def stop(self, timeout: float | None = None) -> None:
@@ -189,16 +193,19 @@ class Mailbox:
                 logger.warning("could not renew the in-flight marker %r", key, exc_info=True)
 
     def _beat_while_held(self) -> None:
+        due = time.monotonic() + self.inflight_ttl / 3
         while True:
-            due = time.monotonic() + self.inflight_ttl / 3
             with self._held_lock:
-                claims = self._claims
-                while not self._stopped and (left := due - time.monotonic()) > 0:
-                    self._stopping.wait(left)
-                if self._stopped or (not self._held and self._claims == claims):
-                    self._heartbeat = None
-                    return
+                now = time.monotonic()
+                while not (self._held and now >= due):
+                    if self._stopped or (not self._held and now - self._idle_since >= LINGER):
+                        self._heartbeat = None
+                        return
+                    # Nobody wakes it when the last marker goes (a request's cost): it looks every LINGER.
+                    self._stopping.wait(min(due - now, LINGER) if self._held else self._idle_since + LINGER - now)
+                    now = time.monotonic()
             self.beat()
+            due = time.monotonic() + self.inflight_ttl / 3
 
 
 # Every key of a session's mailbox carries the session's tag: a wait's answer and its

@@ -15,7 +15,7 @@ from flask import Flask
 from flask_caching import Cache
 
 from flask_mcp import MCP
-from flask_mcp.stores.mailbox import Mailbox
+from flask_mcp.stores.mailbox import LINGER, Mailbox
 from tests.conftest import Clock
 from tests.transport.test_streaming import Endpoint, call, gunicorn, read_events
 
@@ -126,24 +126,20 @@ def test_a_live_worker_keeps_its_ids_and_a_dead_one_frees_them(cache: Cache, cac
         dead.stop(timeout=10)
 
 
-def test_one_heartbeat_serves_every_claim_and_ends_a_period_after_the_last(cache: Cache) -> None:
-    """A busy process does not start a thread a request; an idle one keeps none."""
-    mailbox = Mailbox(cache, ttl=TTL, inflight_ttl=3)  # a beat a second
-    try:
-        assert mailbox.claim("s1", 1) and mailbox.claim("s1", 2)
-        heartbeat = mailbox._heartbeat
-        assert heartbeat is not None and heartbeat.is_alive()
-        mailbox.release("s1", 1)
-        mailbox.release("s1", 2)
-        assert mailbox.claim("s1", 3)  # the next request's claim finds the heartbeat still there
-        assert mailbox._heartbeat is heartbeat
-        mailbox.release("s1", 3)
-        heartbeat.join(5)  # a period with nothing held and nothing claimed: it ends
-        assert not heartbeat.is_alive() and mailbox._heartbeat is None
-        assert mailbox.claim("s1", 4)  # and starts again with the next claim
-        assert mailbox._heartbeat is not None and mailbox._heartbeat is not heartbeat
-    finally:
-        mailbox.stop(timeout=10)
+def test_one_heartbeat_serves_every_claim_and_ends_soon_after_the_last(mailbox: Mailbox) -> None:
+    """A busy process does not start a thread a request; an idle one keeps none (LINGER, not its 20 s period)."""
+    assert mailbox.claim("s1", 1) and mailbox.claim("s1", 2)
+    heartbeat = mailbox._heartbeat
+    assert heartbeat is not None and heartbeat.is_alive()
+    mailbox.release("s1", 1)
+    mailbox.release("s1", 2)
+    assert mailbox.claim("s1", 3)  # the next request's claim finds the heartbeat still there
+    assert mailbox._heartbeat is heartbeat
+    mailbox.release("s1", 3)
+    heartbeat.join(5 * LINGER)  # a third of inflight_ttl is 20 s: it ends long before
+    assert not heartbeat.is_alive() and mailbox._heartbeat is None
+    assert mailbox.claim("s1", 4)  # and starts again with the next claim
+    assert mailbox._heartbeat is not None and mailbox._heartbeat is not heartbeat
 
 
 def test_stopping_the_mailbox_ends_its_heartbeat_at_once(mailbox: Mailbox) -> None:
