@@ -171,13 +171,14 @@ def docs(session: nox.Session) -> None:
 def budget(session: nox.Session) -> None:
     """Count each budgeted ``tools/call`` path's instructions under callgrind and fail when one is over budget.
 
-    The plain call in both eras, the signed-in call and the streamed call, each beside its floor
+    The plain call in both eras, the calls signed in (a JWT, a token of the app's own
+    authorization server, a static token) and the streamed call, each beside its floor
     (``benchmarks/budget.py``; the budget is ``benchmarks/budget.json``). Needs valgrind (Debian
     package ``valgrind``, which ``.ci/run`` installs); without it the session skips, except in CI.
     """
     if shutil.which("valgrind") is None:
         (session.error if os.environ.get("CI") else session.skip)("valgrind is needed to count instructions")
-    session.install("-e", ".[jwt]")
+    session.install("-e", ".[jwt,oauth]")
     session.run("python", "benchmarks/budget.py", *session.posargs)
 
 

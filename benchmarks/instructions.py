@@ -63,6 +63,7 @@ SCENARIOS: dict[str, tuple[str, Era]] = {
     "floor-jwt": ("floor-jwt", "handshake"),
     "floor-stream": ("floor-stream", "handshake"),
     "floor-static": ("floor-static", "handshake"),
+    "floor-oauth": ("floor-oauth", "handshake"),
     "flask_mcp": ("stateful", "handshake"),
     "flask_mcp-modern": ("stateful", "modern"),
     "flask_mcp-redis": ("redis", "handshake"),
@@ -70,6 +71,8 @@ SCENARIOS: dict[str, tuple[str, Era]] = {
     "flask_mcp-jwt": ("jwt", "handshake"),
     # Signed in with a static token: StaticTokenBackend, against a view comparing the same token.
     "flask_mcp-static": ("static", "handshake"),
+    # Signed in with a token of the app's own OAuthServer, against a view verifying it with PyJWT.
+    "flask_mcp-oauth": ("oauth", "handshake"),
     # Streamed: a tool reporting progress three times, against a view streaming the same four events.
     "flask_mcp-progress": ("stateful", "handshake"),
 }
@@ -80,21 +83,27 @@ FLOOR_OF: dict[str, str] = {
     "floor-jwt": "floor-jwt",
     "floor-stream": "floor-stream",
     "floor-static": "floor-static",
+    "floor-oauth": "floor-oauth",
     "flask_mcp": "floor",
     "flask_mcp-modern": "floor-modern",
     "flask_mcp-redis": "floor",
     "flask_mcp-jwt": "floor-jwt",
     "flask_mcp-static": "floor-static",
+    "flask_mcp-oauth": "floor-oauth",
     "flask_mcp-progress": "floor-stream",
 }
 #: The scenarios answered as an event stream: three progress notifications, then the result.
 STREAMED = {"floor-stream", "flask_mcp-progress"}
 #: The scenarios whose calls carry the signing module's bearer token.
-SIGNED_IN = {"floor-jwt", "flask_mcp-jwt", "floor-static", "flask_mcp-static"}
+SIGNED_IN = {"floor-jwt", "flask_mcp-jwt", "floor-static", "flask_mcp-static", "floor-oauth", "flask_mcp-oauth"}
 
 
 def build(kind: str) -> Flask:
     """The app a scenario sends its calls to."""
+    if kind in ("oauth", "floor-oauth"):
+        from benchmarks.servers import oauth_issued
+
+        return oauth_issued.app() if kind == "oauth" else oauth_issued.floor()
     if kind.startswith("floor"):
         from benchmarks.servers import floor_app
 
@@ -129,6 +138,10 @@ def signed_in_headers(name: str) -> dict[str, str]:
     """The bearer token of a signed-in scenario (none for the others)."""
     if name not in SIGNED_IN:
         return {}
+    if name.endswith("oauth"):
+        from benchmarks.servers.oauth_issued import token
+
+        return {"Authorization": f"Bearer {token()}"}
     from benchmarks.load import authorization
 
     return authorization("static" if name.endswith("static") else "jwt")
@@ -211,6 +224,10 @@ def measure(names: list[str], calls: int, jobs: int, collect: bool = False) -> d
         else:
             print("flask_mcp-redis: skipped, redis-server is not installed")
             names = [name for name in names if name != "flask_mcp-redis"]
+    if any(SCENARIOS[name][0] in ("oauth", "floor-oauth") for name in names):
+        from benchmarks.servers.oauth_issued import prepared
+
+        prepared()  # the tables and the token, once: every counted process finds them in its environment
     try:
         per_call: dict[str, float] = {}
         with ThreadPoolExecutor(jobs) as pool:  # the counts do not depend on what else runs

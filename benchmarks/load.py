@@ -7,7 +7,8 @@ the same measurement. The era picks the request's shape: ``handshake``
 no session, an envelope in ``params._meta`` and the routing headers). The
 variant picks what the call does: ``plain`` (``add``), ``jwt`` (the same call
 signed in with :mod:`benchmarks.servers.signing`'s bearer token), ``static``
-(signed in with its static token) or
+(signed in with its static token), ``oauth`` (with a token of the app's own
+authorization server: :mod:`benchmarks.servers.oauth_issued`) or
 ``progress`` (the ``progress`` tool with a progress token: an event stream of
 three notifications and the result).
 """
@@ -33,11 +34,15 @@ MODERN_VERSION = "2026-07-28"
 #: ``handshake``: sessions negotiated by ``initialize``; ``modern``: stateless requests with an envelope.
 Era = t.Literal["handshake", "modern"]
 #: What a call does: ``add`` as it is, signed in, or reporting progress (see the module).
-Variant = t.Literal["plain", "jwt", "static", "progress"]
+Variant = t.Literal["plain", "jwt", "static", "oauth", "progress"]
 
 
 def authorization(variant: Variant) -> dict[str, str]:
     """The bearer token of a signed-in variant (no header for the others)."""
+    if variant == "oauth":
+        from benchmarks.servers.oauth_issued import token
+
+        return {"Authorization": f"Bearer {token()}"}
     if variant not in ("jwt", "static"):
         return {}
     from benchmarks.servers.signing import STATIC_TOKEN, TOKEN

@@ -46,6 +46,7 @@ COMPARED: dict[str, tuple[str, ...]] = {
     "flask_mcp-jwt": ("floor-jwt", "flask_mcp-stateful"),
     "flask_mcp-jwt-audit": ("flask_mcp-jwt", "floor-jwt"),
     "flask_mcp-static": ("floor-static", "flask_mcp-stateful"),
+    "flask_mcp-oauth": ("floor-oauth", "flask_mcp-jwt"),
     "flask_mcp-progress": ("floor-stream", "flask_mcp-stateful"),
     # The audit trail on, against the same scenario with it off first.
     "flask_mcp-audit": ("flask_mcp-stateful", "floor"),
@@ -128,6 +129,7 @@ def select(only: str) -> list[ServerSpec]:
 PAIRED_ORDER = (
     "flask_mcp-stateful", "floor", "flask_mcp-redis", "flask_mcp-modern", "floor-modern",
     "flask_mcp-jwt", "floor-jwt", "flask_mcp-jwt-audit", "flask_mcp-static", "floor-static",
+    "flask_mcp-oauth", "floor-oauth",
     "flask_mcp-progress", "floor-stream",
 )  # fmt: skip
 
@@ -347,6 +349,10 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
     runnable = [spec for spec in specs if spec.name not in skipped]
     cpus = placement(args.pin)
     redis = Redis(cpus["load"] if cpus else None) if any(spec.redis for spec in runnable) else None
+    if any(spec.variant == "oauth" for spec in runnable):
+        from benchmarks.servers.oauth_issued import prepared
+
+        prepared()  # the authorization server's tables and a token, in the environment the servers inherit
     servers: list[RunningServer] = []
     try:
         for spec in runnable:

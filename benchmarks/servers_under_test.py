@@ -67,7 +67,8 @@ class ServerSpec:
     redis: bool = False
     #: The revision the load speaks: ``modern`` requests need no handshake and carry an envelope.
     era: Era = "handshake"
-    #: What each call does: ``plain``, signed in (``jwt``, ``static``) or reporting ``progress`` (benchmarks/load.py).
+    #: What each call does: ``plain``, signed in (``jwt``, ``static``, ``oauth``) or reporting ``progress``
+    #: (benchmarks/load.py).
     variant: Variant = "plain"
 
 
@@ -117,6 +118,11 @@ _GTHREAD_SPECS = [
                env=(("BENCH_MODE", "static"),), stateful=True, variant="static"),
     ServerSpec("floor-static", "gunicorn", "benchmarks.servers.floor_app:static_token_app", ignored_session=True,
                variant="static"),
+    # The app's own authorization server issued the token (the harness prepares it: oauth_issued.py).
+    ServerSpec("flask_mcp-oauth", "gunicorn", "benchmarks.servers.oauth_issued:served()", stateful=True,
+               variant="oauth", needs=("jwt", "authlib", "sqlalchemy")),
+    ServerSpec("floor-oauth", "gunicorn", "benchmarks.servers.oauth_issued:floor()", ignored_session=True,
+               variant="oauth", needs=("jwt",)),
     # Streamed: the tool reports progress three times / the floor view streams the same four events.
     ServerSpec("flask_mcp-progress", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
                env=(("BENCH_MODE", "stateful"),), stateful=True, variant="progress"),

@@ -37,13 +37,14 @@ __all__ = ["floor_of", "pairs", "run_side_by_side"]
 #: The flask_mcp scenarios measured beside a floor (on every server kind they run on).
 SCENARIOS = (
     "flask_mcp-stateful", "flask_mcp-redis", "flask_mcp-modern",
-    "flask_mcp-jwt", "flask_mcp-static", "flask_mcp-progress",
+    "flask_mcp-jwt", "flask_mcp-static", "flask_mcp-oauth", "flask_mcp-progress",
 )  # fmt: skip
 #: The floor of each scenario whose floor is not its era's plain one: the bare view doing the same work.
 OWN_FLOORS = {
     "flask_mcp-modern": "floor-modern",
     "flask_mcp-jwt": "floor-jwt",
     "flask_mcp-static": "floor-static",
+    "flask_mcp-oauth": "floor-oauth",
     "flask_mcp-progress": "floor-stream",
 }
 

@@ -272,7 +272,12 @@ def test_side_by_side_pairs_each_scenario_with_the_floor_of_its_era_on_its_serve
             ("flask_mcp-redis", "floor"),
             ("flask_mcp-modern", "floor-modern"),
         )
-    } | {("flask_mcp-jwt", "floor-jwt"), ("flask_mcp-static", "floor-static"), ("flask_mcp-progress", "floor-stream")}
+    } | {
+        ("flask_mcp-jwt", "floor-jwt"),
+        ("flask_mcp-static", "floor-static"),
+        ("flask_mcp-oauth", "floor-oauth"),
+        ("flask_mcp-progress", "floor-stream"),
+    }
     # Without its floor running, a scenario is not measured side by side.
     alone = [Started(s) for s in SPECS if s.name in ("flask_mcp-modern", "floor")]
     assert side_by_side.pairs(alone) == []  # type: ignore[arg-type]

@@ -4,8 +4,10 @@
 ``redis`` (RedisCache at ``BENCH_REDIS_URL``) or ``jwt`` (stateful, every call
 signed in with :mod:`benchmarks.servers.signing`'s token, verified by a
 ``JWTBackend``) or ``static`` (stateful, signed in with its static token, a
-``StaticTokenBackend``). Beside ``add`` it serves ``progress``, which reports progress
-three times and returns the same sum (the streamed scenarios). ``BENCH_TOOLS``: extra
+``StaticTokenBackend``) or ``oauth`` (stateful, the app's own authorization
+server issues the token: :mod:`benchmarks.servers.oauth_issued`). Beside
+``add`` it serves ``progress``, which reports progress three times and
+returns the same sum (the streamed scenarios). ``BENCH_TOOLS``: extra
 filler tools to register (for the listing benchmark). ``BENCHCFG_<KEY>``
 sets any config key for one run (``BENCHCFG_MCP_MAX_STREAMS=1000``).
 """
@@ -43,6 +45,7 @@ def create_app(
 
         auth = StaticTokenBackend({STATIC_TOKEN: "ada"})
     mcp = MCP(name="bench", version="1.0.0", auth=auth)
+    oauth = mode == "oauth"  # the app's own authorization server: benchmarks/servers/oauth_issued.py
 
     @mcp.tool(permissions=[])
     def add(a: int, b: int) -> int:
@@ -65,12 +68,21 @@ def create_app(
         from .signing import AUDIENCE
 
         app.config.update(MCP_AUTH_RESOURCE=AUDIENCE)
+    if oauth:
+        from .oauth_issued import RESOURCE
+
+        app.config.update(SECRET_KEY="benchmark", MCP_AUTH_RESOURCE=RESOURCE, MCP_OAUTH_SCOPES={"notes": "Notes"})
     if mode == "redis":
         app.config.update(MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=os.environ["BENCH_REDIS_URL"])
     # Further settings for one run: BENCHCFG_MCP_MAX_STREAMS=1000 (values parsed as JSON).
     app.config.from_prefixed_env("BENCHCFG")
     app.config.update(config or {})
-    mcp.init_app(app)
+    if oauth:  # it sets the endpoint up with its token backend
+        from flask_mcp.oauth import OAuthServer
+
+        OAuthServer(mcp, app, user_loader=lambda: None, subject=str)
+    else:
+        mcp.init_app(app)
     return app
 
 

@@ -8,7 +8,8 @@ view's request with the 2026-07-28 envelope and headers (ignoring them) and
 adds what every modern result carries (``resultType``, the server's info).
 ``signed_in_app`` first verifies the bearer token with PyJWT as any resource
 server would (signature, ``exp``, ``aud``, ``iss``); ``static_token_app``
-compares it with a static token (``hmac.compare_digest``); ``streaming_app``
+compares it with a static token (``hmac.compare_digest``), and
+``jwt_verifying_app`` verifies a JWT with any given key; ``streaming_app``
 answers a call as an event stream of three progress notifications and the result.
 """
 
@@ -60,6 +61,26 @@ def signed_in_mcp() -> Response:
         abort(401)
     message, result = _sum()
     return Response(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), mimetype="application/json")
+
+
+def jwt_verifying_app(public_pem: str, issuer: str, audience: str) -> Flask:
+    """A bare view verifying a bearer JWT with PyJWT and *public_pem* (as ``signed_in_app`` does), then answering."""
+    import jwt
+
+    verifying = Flask(__name__)
+
+    @verifying.post("/mcp")
+    def verified_mcp() -> Response:
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        try:
+            jwt.decode(token, public_pem, algorithms=["RS256"], audience=audience, issuer=issuer)
+        except jwt.PyJWTError:
+            abort(401)
+        message, result = _sum()
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        return Response(body, mimetype="application/json")
+
+    return verifying
 
 
 @static_token_app.post("/mcp")
