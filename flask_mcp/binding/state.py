@@ -8,6 +8,7 @@ asks for, and the authentication gate of the HTTP surfaces.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -176,7 +177,8 @@ class MCPState:
 
         With a loaded *session* the record came in the same round trip; without
         one it is read at most once a second (never from a store only this
-        process sees, whose changes it applied as it made them).
+        process sees, whose changes it applied as it made them), and a store
+        that does not answer then fails no request: what needs it answers 503.
         """
         if session is not None:
             self.keep_in_step_along(session.read_along)
@@ -184,7 +186,9 @@ class MCPState:
             if self.skill_watch is not None and self.mcp.skills:  # no skills: nothing to look at
                 self.skill_watch()
             if self.shared is not None and self.store_is_shared:
-                self.shared.refresh()
+                # The store away: the registry as it stands (no other process can change the record either).
+                with contextlib.suppress(*self.store_errors):
+                    self.shared.refresh()
 
     def keep_in_step_along(self, record: t.Any) -> None:
         """:meth:`keep_in_step` with the registry's *record*, read along with the request's session.

@@ -5,7 +5,8 @@
 :class:`~flask_mcp.config.settings.Settings` (and warns of unknown or late
 keys), :mod:`~flask_mcp.config.values` reads and checks one value, and
 :mod:`~flask_mcp.config.prefix` gives each server of an app keys of its own
-(``config_prefix``). It sits below everything that reads settings: it
+(``config_prefix``), and :mod:`~flask_mcp.config.redis_options` the Redis
+client's timeouts and retries when the app gives none. It sits below everything that reads settings: it
 imports only the protocol and policy layers.
 """
 

@@ -16,6 +16,7 @@ from ..protocol.strict_json import DEFAULT_LIMITS, JSONLimits
 from .defaults import DEFAULTS
 from .oversight import ApprovalSettings, AuditSettings
 from .prefix import DEFAULT_PREFIX, apply_defaults, canonical_view, other_prefixes, spelled
+from .redis_options import redis_options
 from .values import (
     as_tuple,
     fraction,
@@ -307,12 +308,12 @@ def _cache_config(config: t.Mapping[str, t.Any], prefix: str, max_sessions: int 
     if isinstance(kind, str) and kind.lower().replace("_", "") in _CACHE_TYPES:
         found["CACHE_TYPE"] = _CACHE_TYPES[kind.lower().replace("_", "")]
     kind = str(found.get("CACHE_TYPE", ""))
-    if kind.endswith(("RedisCache", "RedisClusterCache", "RedisSentinelCache")) and "CACHE_OPTIONS" not in found:
-        # A Redis that stops answering must fail requests in bounded time (503), not hang them.
-        found["CACHE_OPTIONS"] = {"socket_timeout": 5, "socket_connect_timeout": 5}
-        if kind.endswith("RedisSentinelCache"):
-            # The sentinels too, asked where the master is (flask-caching hands them the sentinel_* options).
-            found["CACHE_OPTIONS"].update(sentinel_socket_timeout=5, sentinel_socket_connect_timeout=5)
+    if "CACHE_OPTIONS" not in found:
+        # A Redis that stops answering must fail requests in bounded time (503), not hang them, nor
+        # retry for seconds: socket timeouts and short retries (an app's own MCP_CACHE_OPTIONS replace them).
+        defaults = redis_options(kind)
+        if defaults is not None:
+            found["CACHE_OPTIONS"] = defaults
     if max_sessions is not None:
         # New sessions are admitted while the cache holds fewer than
         # MCP_MAX_SESSIONS entries, and each one adds at most four (its

@@ -101,6 +101,19 @@ def test_every_surface_answers_503_while_the_store_is_down(
     assert plain.status_code == 200 and plain.get_json() == {"result": 3}
 
 
+def test_the_registry_s_look_at_a_store_that_is_down_fails_no_request(
+    app: Flask, redis_process: RedisProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request that loads no session looks at the shared registry's record once a second: a look that
+    finds the store down leaves the registry as it stands, so a REST call of a plain tool is still served."""
+    monkeypatch.setattr("flask_mcp.stores.shared_registry.REFRESH_INTERVAL", 0.0)  # every request looks
+    redis_process.stop()
+    headers = {"Accept": "application/json"}
+    plain = app.test_client().post("/mcp/rest/tools/add", json={"a": 1, "b": 2}, headers=headers)
+    assert plain.status_code == 200 and plain.get_json() == {"result": 3}
+    assert_unavailable(app.test_client().post("/mcp/rest/tools/limited", json={}, headers=headers))
+
+
 def test_recovery_needs_no_restart(
     app: Flask, redis_process: RedisProcess, make_client: t.Callable[..., MCPTestClient]
 ) -> None:

@@ -13,14 +13,16 @@ import contextlib
 import http.client
 import json
 import logging
+import threading
 import time
 import typing as t
 import uuid
 
 import pytest
 
+from flask_mcp.config.redis_options import RETRIES
 from flask_mcp.stores.deferred import DeferredRedisClusterCache
-from tests.conftest import RedisProcess
+from tests.conftest import RedisProcess, free_port
 from tests.redis_topologies import MASTER_NAME, cluster, sentinel_group
 from tests.transport.test_streaming import gunicorn
 
@@ -198,6 +200,58 @@ def test_an_app_set_up_while_its_cluster_is_away_serves_the_first_request_once_i
         while (checked := http.get("/mcp/health")).status_code != 200 and time.monotonic() < deadline:
             assert checked.status_code == 503  # the last look, kept for a second
         assert checked.get_json() == {"status": "serving"}
+        # Built once the cluster answered, with the short retries flask_mcp gives it (not redis-py's ten).
+        built = [backend.built() for backend in app.extensions["cache"].values()]
+        assert {backend._write_client.retry.get_retries() for backend in built} == {RETRIES}
         # An app set up while the cluster answers has flask-caching's backend itself, built at once.
         backends = make_app(MCP(name="cluster-up"), **away.config("flask_mcp_up:")).extensions["cache"].values()
         assert not any(isinstance(backend, DeferredRedisClusterCache) for backend in backends)
+
+
+def refused_sentinels() -> dict[str, t.Any]:
+    return {
+        "MCP_CACHE_TYPE": "RedisSentinelCache",
+        "MCP_CACHE_REDIS_SENTINELS": [("127.0.0.1", free_port()) for _ in range(3)],
+        "MCP_CACHE_REDIS_SENTINEL_MASTER": MASTER_NAME,
+    }
+
+
+@pytest.mark.parametrize(
+    "refused",
+    [
+        lambda: {"MCP_CACHE_TYPE": "RedisCache", "MCP_CACHE_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"},
+        lambda: {
+            "MCP_CACHE_TYPE": "RedisCache",
+            "MCP_CACHE_REDIS_HOST": "127.0.0.1",
+            "MCP_CACHE_REDIS_PORT": free_port(),
+        },
+        refused_sentinels,
+    ],
+    ids=["one node by URL", "one node by host and port", "three sentinels"],
+)
+def test_a_store_that_refuses_every_connection_is_answered_503_after_short_retries(
+    make_app: t.Callable[..., t.Any], monkeypatch: pytest.MonkeyPatch, refused: t.Callable[[], dict[str, t.Any]]
+) -> None:
+    """Each refused connection is retried (a blip would be ridden over), and redis-py's waits add up to well
+    under a second, where its own retry policy waited ten times per sentinel, up to a second each time."""
+    from flask_mcp import MCP
+
+    waits: list[float] = []
+    requests_thread = threading.current_thread()
+    sleep = time.sleep
+
+    def recorded(seconds: float) -> None:
+        # Only this thread's waits are the request's (and recorded, not slept); any other thread sleeps.
+        if threading.current_thread() is requests_thread:
+            waits.append(seconds)
+        else:
+            sleep(seconds)
+
+    monkeypatch.setattr("redis.retry.sleep", recorded)
+    app = make_app(MCP(name="refused"), MCP_CACHE_KEY_PREFIX=f"flask_mcp_away:{uuid.uuid4().hex}:", **refused())
+    assert 0 < sum(waits) < 1, waits  # setting up the app asked the store once
+    waits.clear()
+    headers = {"Accept": "application/json, text/event-stream"}
+    answer = app.test_client().post("/mcp", json=INITIALIZE, headers=headers)
+    assert (answer.status_code, answer.headers["Retry-After"]) == (503, "1"), answer.get_data(as_text=True)
+    assert 0 < sum(waits) < 1, waits
