@@ -161,20 +161,22 @@ class InlineRun:
         if self.foreign:
             return self.foreign.popleft()
         run = t.cast(greenlet.greenlet, self.greenlet)
-        if threading.get_ident() != self.thread:
-            raise RuntimeError(
-                "this WSGI server reads the response in another thread than the request's: "
-                "set MCP_STREAM_THREADS = True"
-            )
-        self.reader = greenlet.getcurrent()
-        item = run.switch()
-        if run.dead:
-            if self.foreign:
+        if not run.dead:
+            if threading.get_ident() != self.thread:
+                raise RuntimeError(
+                    "this WSGI server reads the response in another thread than the request's: "
+                    "set MCP_STREAM_THREADS = True"
+                )
+            self.reader = greenlet.getcurrent()
+            item = run.switch()
+            if not run.dead:
+                return t.cast(Item, item)
+            if self.foreign:  # put by other threads before the handler's end
                 return self.foreign.popleft()
-            if self.last is None:
-                raise RuntimeError("the handler ended without its response")
-            item, self.last = self.last, None
-        return t.cast(Item, item)
+        if self.last is None:
+            raise RuntimeError("the handler ended without its response")
+        item, self.last = self.last, None
+        return item
 
     def pause(self) -> None:
         """Give the reader a turn to send a keep-alive, once :attr:`keepalive` seconds passed without one."""

@@ -200,3 +200,17 @@ def test_an_inline_run_hands_over_items_in_order_and_keeps_the_last() -> None:
     assert run.get() == (MESSAGE, "2", {}) and given == ["after 1"]
     assert run.get() == (DONE, "3", {}) and given == ["after 1", "after 2", "ended"]
     assert run.greenlet is not None and run.greenlet.dead
+
+
+def test_an_inline_run_hands_over_what_other_threads_put_before_the_handler_ended_then_its_response() -> None:
+    run = InlineRun()
+
+    def work() -> None:
+        worker = threading.Thread(target=lambda: run.put((MESSAGE, "from a worker", {})))
+        worker.start()
+        worker.join()
+        run.put((DONE, "last", {}), last=True)
+
+    run.start(work, "r")
+    assert run.get() == (MESSAGE, "from a worker", {})
+    assert run.get() == (DONE, "last", {})
