@@ -107,13 +107,14 @@ def build(kind: str) -> Flask:
     if kind.startswith("floor"):
         from benchmarks.servers import floor_app
 
-        return {
-            "floor": floor_app.app,
-            "floor-modern": floor_app.modern_app,
-            "floor-jwt": floor_app.signed_in_app,
-            "floor-stream": floor_app.streaming_app,
-            "floor-static": floor_app.static_token_app,
-        }[kind]
+        made: dict[str, t.Callable[[], Flask]] = {
+            "floor": lambda: floor_app.app,
+            "floor-modern": lambda: floor_app.modern_app,
+            "floor-jwt": floor_app.signed_in,  # PyJWT: only when asked for
+            "floor-stream": lambda: floor_app.streaming_app,
+            "floor-static": lambda: floor_app.static_token_app,
+        }
+        return made[kind]()
     from benchmarks.servers.flask_mcp_app import create_app
 
     return create_app(kind)

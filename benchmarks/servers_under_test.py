@@ -109,7 +109,7 @@ _GTHREAD_SPECS = [
     # Signed in: every call carries an RS256 JWT, verified by JWTBackend / by the floor view with PyJWT.
     ServerSpec("flask_mcp-jwt", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
                env=(("BENCH_MODE", "jwt"),), stateful=True, variant="jwt", needs=("jwt",)),
-    ServerSpec("floor-jwt", "gunicorn", "benchmarks.servers.floor_app:signed_in_app", ignored_session=True,
+    ServerSpec("floor-jwt", "gunicorn", "benchmarks.servers.floor_app:signed_in()", ignored_session=True,
                variant="jwt", needs=("jwt",)),
     # The signed-in call with the audit trail on: what recording costs on the path deployments take.
     ServerSpec("flask_mcp-jwt-audit", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",

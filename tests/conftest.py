@@ -244,6 +244,17 @@ def cache_clock(cache: Cache, monkeypatch: pytest.MonkeyPatch) -> Clock:
     return clock
 
 
+@pytest.fixture
+def memory_clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """A fake clock for the expiry checks of the caches in process memory (cachelib's, and flask_mcp's keeping one)."""
+    from flask_mcp.policies import keeping_cache
+
+    clock = Clock(START)
+    monkeypatch.setattr("cachelib.simple.time", clock.time)
+    monkeypatch.setattr(keeping_cache.time, "time", clock.time)
+    return clock
+
+
 # -- tools that wait for the test ----------------------------------------------------------------
 
 

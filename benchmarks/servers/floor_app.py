@@ -6,7 +6,7 @@ The load sends ``app`` the same request a session's call is, its
 ``app`` answers as the handshake era does; ``modern_app`` reads the same
 view's request with the 2026-07-28 envelope and headers (ignoring them) and
 adds what every modern result carries (``resultType``, the server's info).
-``signed_in_app`` first verifies the bearer token with PyJWT as any resource
+``signed_in()`` first verifies the bearer token with PyJWT as any resource
 server would (signature, ``exp``, ``aud``, ``iss``); ``static_token_app``
 compares it with a static token (``hmac.compare_digest``), and
 ``jwt_verifying_app`` verifies a JWT with any given key; ``streaming_app``
@@ -21,7 +21,6 @@ from flask import Flask, Response, abort, request
 
 app = Flask(__name__)
 modern_app = Flask(__name__)
-signed_in_app = Flask(__name__)
 streaming_app = Flask(__name__)
 static_token_app = Flask(__name__)
 
@@ -48,23 +47,8 @@ def modern_mcp() -> Response:
     return Response(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), mimetype="application/json")
 
 
-@signed_in_app.post("/mcp")
-def signed_in_mcp() -> Response:
-    import jwt
-
-    from .signing import AUDIENCE, ISSUER, PUBLIC_PEM
-
-    token = request.headers.get("Authorization", "").removeprefix("Bearer ")
-    try:
-        jwt.decode(token, PUBLIC_PEM, algorithms=["RS256"], audience=AUDIENCE, issuer=ISSUER)
-    except jwt.PyJWTError:
-        abort(401)
-    message, result = _sum()
-    return Response(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), mimetype="application/json")
-
-
 def jwt_verifying_app(public_pem: str, issuer: str, audience: str) -> Flask:
-    """A bare view verifying a bearer JWT with PyJWT and *public_pem* (as ``signed_in_app`` does), then answering."""
+    """A bare view verifying a bearer JWT with PyJWT and *public_pem*, *issuer* and *audience*, then answering."""
     import jwt
 
     verifying = Flask(__name__)
@@ -81,6 +65,13 @@ def jwt_verifying_app(public_pem: str, issuer: str, audience: str) -> Flask:
         return Response(body, mimetype="application/json")
 
     return verifying
+
+
+def signed_in() -> Flask:
+    """``floor-jwt``: :func:`jwt_verifying_app` with the signed-in scenarios' issuer (``floor_app:signed_in()``)."""
+    from .signing import AUDIENCE, ISSUER, PUBLIC_PEM
+
+    return jwt_verifying_app(PUBLIC_PEM, ISSUER, AUDIENCE)
 
 
 @static_token_app.post("/mcp")

@@ -12,15 +12,7 @@ from flask_mcp.policies.ratelimit import CacheRateLimiter, FixedWindow
 from tests.conftest import START, Clock
 
 
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    clock = Clock(START)
-    monkeypatch.setattr("cachelib.simple.time", clock.time)
-    monkeypatch.setattr(keeping_cache.time, "time", clock.time)
-    return clock
-
-
-def test_past_its_threshold_it_drops_expired_entries_only(clock: Clock) -> None:
+def test_past_its_threshold_it_drops_expired_entries_only(memory_clock: Clock) -> None:
     cache = KeepingSimpleCache(threshold=10)
     cache.set("forever", 1, timeout=0)
     for n in range(5):
@@ -28,26 +20,26 @@ def test_past_its_threshold_it_drops_expired_entries_only(clock: Clock) -> None:
     for n in range(50):
         cache.set(f"live:{n}", n, timeout=3600)
     assert all(cache.get(f"live:{n}") == n for n in range(50)) and cache.get("forever") == 1
-    clock.advance(11)
+    memory_clock.advance(11)
     cache.set("one-more", 1, timeout=3600)
     assert not any(f"short:{n}" in cache._cache for n in range(5))
     assert cache.get("forever") == 1 and len(cache._cache) == 52
 
 
-def test_sweeping_spares_entries_without_a_timeout(clock: Clock) -> None:
+def test_sweeping_spares_entries_without_a_timeout(memory_clock: Clock) -> None:
     cache = KeepingSimpleCache()
     cache.set("forever", 1, timeout=0)
     cache.set("short", 1, timeout=1)
-    clock.advance(2)
+    memory_clock.advance(2)
     sweep_expired(cache)
     assert set(cache._cache) == {"forever"}
 
 
-def test_a_counter_keeps_its_expiry_when_counted(clock: Clock) -> None:
+def test_a_counter_keeps_its_expiry_when_counted(memory_clock: Clock) -> None:
     cache = KeepingSimpleCache(default_timeout=0)
     cache.add("counter", 0, timeout=10)
     assert cache.inc("counter") == 1 and cache.inc("counter", 2) == 3 and cache.dec("counter") == 2
-    clock.advance(11)
+    memory_clock.advance(11)
     assert cache.get("counter") is None
 
 
@@ -95,7 +87,7 @@ def test_past_its_threshold_writes_sweep_what_expired_a_step_at_a_time(
             assert not expired & set(cache._cache)
 
 
-def test_a_life_can_be_shortened_never_lengthened(clock: Clock) -> None:
+def test_a_life_can_be_shortened_never_lengthened(memory_clock: Clock) -> None:
     cache = KeepingSimpleCache(default_timeout=0)
     cache.set("forever", 1, timeout=0)
     cache.set("long", 1, timeout=3600)
@@ -103,5 +95,5 @@ def test_a_life_can_be_shortened_never_lengthened(clock: Clock) -> None:
     cache.expire_within(["forever", "long", "short", "absent"], 30)
     assert cache._cache["forever"][0] == cache._cache["long"][0] == int(START) + 30
     assert cache._cache["short"][0] == int(START) + 5 and "absent" not in cache._cache
-    clock.advance(31)
+    memory_clock.advance(31)
     assert cache.get("forever") is None and cache.get("long") is None

@@ -14,10 +14,9 @@ from flask_caching import Cache
 
 from flask_mcp import MCP, Context
 from flask_mcp.binding.caches import KEEPING_CACHE, BoundCache
-from flask_mcp.policies import keeping_cache
 from flask_mcp.policies.store_keys import key as store_key
 from flask_mcp.stores.events import BROADCAST, DELIVERED_GRACE, GAP_GRACE, EventLog, parse_event_id
-from tests.conftest import START, Clock
+from tests.conftest import Clock
 
 
 def parse_events(chunks: t.Iterator[bytes]) -> t.Iterator[dict[str, t.Any]]:
@@ -132,15 +131,7 @@ def test_a_stream_its_handler_numbers_reads_like_an_appended_one(log: EventLog) 
     assert log.after("s2", "req", 0) == []  # another session's
 
 
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    clock = Clock(START)
-    monkeypatch.setattr("cachelib.simple.time", clock.time)
-    monkeypatch.setattr(keeping_cache.time, "time", clock.time)
-    return clock
-
-
-def test_a_delivered_stream_is_kept_the_grace_only(clock: Clock) -> None:
+def test_a_delivered_stream_is_kept_the_grace_only(memory_clock: Clock) -> None:
     """Busy streaming must not fill the store for the events' whole lifetime: a stream that reached its
     client whole is kept for a client that lost its last bytes, no longer."""
     app = Flask(__name__)
@@ -151,9 +142,9 @@ def test_a_delivered_stream_is_kept_the_grace_only(clock: Clock) -> None:
             log.write("s1", "done", number, {"n": number}, carries=7 if number == 1 else None)
             log.write("s1", "open", number, {"n": number}, carries=8 if number == 1 else None)
         log.delivered("s1", "done", 3)
-        clock.advance(DELIVERED_GRACE - 1)
+        memory_clock.advance(DELIVERED_GRACE - 1)
         assert [m["n"] for _, m in log.after("s1", "done", 0)] == [1, 2, 3]  # resumable within the grace
-        clock.advance(2)
+        memory_clock.advance(2)
         assert log.after("s1", "done", 0) == [] and log.carried("s1", "done") is None
         assert log.last("s1", "done") == 0
         assert [m["n"] for _, m in log.after("s1", "open", 0)] == [1, 2, 3]  # not delivered: kept
@@ -405,7 +396,7 @@ def hold_stream(client: t.Any) -> tuple[threading.Event, threading.Event, thread
 
 
 def test_a_streamed_call_its_client_got_whole_is_kept_the_grace_only(
-    streaming_mcp: MCP, make_app, make_client, clock: Clock
+    streaming_mcp: MCP, make_app, make_client, memory_clock: Clock
 ) -> None:
     """A closed stream's client must come back: its log stays for the events' lifetime."""
 
@@ -427,7 +418,7 @@ def test_a_streamed_call_its_client_got_whole_is_kept_the_grace_only(
         log = app.extensions["mcp"].events
         delivered, kept = whole[-1]["id"].rpartition(":")[0], priming["id"].rpartition(":")[0]
         assert len(log.after(client.session_id, delivered, 0)) == 2
-        clock.advance(DELIVERED_GRACE + 1)
+        memory_clock.advance(DELIVERED_GRACE + 1)
         assert log.after(client.session_id, delivered, 0) == []
         assert [m["id"] for _, m in log.after(client.session_id, kept, 0)] == [6]
 
