@@ -11,7 +11,11 @@ that every write a client can cause is refused before the threshold is
 reached (:mod:`flask_mcp.stores.quota`). A sweep reads the keys that
 expired, found by the second they expire in, not every entry: a cache
 holding hundreds of thousands of short-lived entries sweeps in time
-proportional to what it drops.
+proportional to what it drops, a few keys a write. Each key is noted once,
+under the earliest second it may expire in (a key that lives on is noted
+again when that second is swept, one deleted is forgotten, one expired
+below the threshold waits for the next sweep past it), so the notes never
+outnumber the keys.
 """
 
 from __future__ import annotations
@@ -46,13 +50,18 @@ def sweep_expired(backend: t.Any, now: float | None = None) -> None:
 class KeepingSimpleCache(SimpleCache):
     """A cachelib ``SimpleCache`` that, past its threshold, drops expired entries and never a live one."""
 
-    #: When the last sweep ran (``time.time()``); a class default, since subclasses may skip ``__init__``.
+    # Class defaults, since subclasses may skip ``__init__``.
+    #: When the last sweep began (``time.time()``).
     _swept: float = 0.0
-    #: Keys by the second they expire in (a key rewritten is found again under its new second).
+    #: Keys by the second they may expire in.
     _expiring: dict[int, list[str]] | None = None
-    #: The keys of the sweep under way, and the time it started at (what expired before it goes).
-    _due: list[str] | None = None
+    #: The second each noted key is noted under (the earliest it may expire in).
+    _noted: dict[str, int] | None = None
+    #: The (key, second noted under) of the sweep under way, and when it began (what expired before goes).
+    _due: list[tuple[str, int]] | None = None
     _due_before: float = 0.0
+    #: Keys found expired while the cache was below its threshold: they go with the next sweep past it.
+    _lingering: list[tuple[str, int]] | None = None
 
     def set(self, key: str, value: t.Any, timeout: t.Any = None) -> bool | None:
         """cachelib's ``set``, the key noted under the second it expires in."""
@@ -93,18 +102,19 @@ class KeepingSimpleCache(SimpleCache):
     def _note(self, key: str, expires: int) -> None:
         if expires <= 0:
             return  # without a timeout: no sweep drops it
-        expiring = self._expiring
-        if expiring is None:
-            expiring = self._expiring = {}
-        keys = expiring.get(expires)
+        if self._expiring is None or self._noted is None:
+            self._expiring, self._noted = {}, {}
+        noted = self._noted.get(key)
+        if noted is not None and noted <= expires:
+            return  # already noted no later: its sweep finds it again if it lives longer
+        self._noted[key] = expires
+        keys = self._expiring.get(expires)
         if keys is None:
-            expiring[expires] = [key]
+            self._expiring[expires] = [key]
         else:
             keys.append(key)
 
     def _prune(self) -> None:
-        if len(self._cache) <= self._threshold:
-            return
         due = self._due
         if not due:
             now = time.time()
@@ -113,14 +123,30 @@ class KeepingSimpleCache(SimpleCache):
                 return
             self._swept = self._due_before = now
             due = self._due = []
+            if self._lingering and len(self._cache) > self._threshold:
+                due += self._lingering
+                self._lingering = None
             for second in [second for second in expiring if second < now]:
-                due += expiring.pop(second)
-        cache, before = self._cache, self._due_before
+                due += ((key, second) for key in expiring.pop(second))
+        cache, noted, before = self._cache, t.cast(dict[str, int], self._noted), self._due_before
+        dropping = len(cache) > self._threshold
         for _ in range(min(SWEEP_STEP, len(due))):
-            key = due.pop()
+            key, second = due.pop()
+            if noted.get(key) != second:
+                continue  # noted under another second since (made to expire sooner, or swept and noted again)
             entry = cache.get(key)
-            if entry is not None and 0 < entry[0] < before:  # not rewritten to live longer since
+            if entry is not None and 0 < entry[0] < before and not dropping:
+                if self._lingering is None:
+                    self._lingering = []
+                self._lingering.append((key, second))  # kept below the threshold, as cachelib keeps it
+                continue
+            del noted[key]
+            if entry is None:
+                continue  # deleted since: forgotten
+            if 0 < entry[0] < before:
                 del cache[key]
+            else:  # rewritten to live longer since: noted under its new second
+                self._note(key, entry[0])
 
     def inc(self, key: str, delta: int = 1) -> int | None:
         """Add *delta* to the integer under *key*, keeping its expiry (a missing key starts from 0).

@@ -97,3 +97,30 @@ def test_a_life_can_be_shortened_never_lengthened(memory_clock: Clock) -> None:
     assert cache._cache["short"][0] == int(START) + 5 and "absent" not in cache._cache
     memory_clock.advance(31)
     assert cache.get("forever") is None and cache.get("long") is None
+
+
+def test_its_notes_never_outnumber_its_keys(memory_clock: Clock) -> None:
+    """A key rewritten every second for an hour is noted once, not 3,600 times; a deleted one is forgotten."""
+    cache = KeepingSimpleCache(threshold=100, default_timeout=0)
+    for second in range(3600):
+        cache.set("counter", second, timeout=60)
+        cache.add(f"in-flight:{second}", True, timeout=60)
+        cache.delete(f"in-flight:{second}")  # below the threshold: nothing a sweep drops, only notes
+        cache.set(f"once:{second}", second, timeout=5)
+        memory_clock.advance(1)
+    noted = cache._noted or {}
+    notes = sum(len(keys) for keys in (cache._expiring or {}).values()) + len(cache._lingering or ())
+    assert len(noted) <= len(cache._cache) + 2 * keeping_cache.SWEEP_STEP
+    assert notes <= len(cache._cache) + 2 * keeping_cache.SWEEP_STEP
+    assert len(cache._cache) <= 100 + keeping_cache.SWEEP_STEP  # past the threshold, the expired ones went
+    assert cache.get("counter") == 3599
+
+
+def test_an_entry_made_to_expire_sooner_is_swept_then(memory_clock: Clock) -> None:
+    cache = KeepingSimpleCache(threshold=1, default_timeout=0)
+    cache.set("event", 1, timeout=300)
+    cache.set("other", 1, timeout=300)  # past the threshold
+    cache.expire_within(["event"], 30)
+    memory_clock.advance(31)
+    cache.set("next", 1, timeout=300)  # a write: the sweep under way drops what expired
+    assert set(cache._cache) == {"other", "next"}
