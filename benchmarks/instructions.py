@@ -19,9 +19,17 @@ Scenarios: ``floor`` and ``floor-modern`` (the bare Flask views of
 ``servers/floor_app.py``), ``flask_mcp`` (handshake era, a session in
 SimpleCache), ``flask_mcp-modern`` (2026-07-28), and ``flask_mcp-redis``
 (handshake, the session in RedisCache on a private redis-server; skipped
-when ``redis-server`` is not installed). Each flask_mcp scenario's ratio is
-to its era's floor: instructions of the floor over its own, so 1.00 is the
-floor's cost and 0.5 twice it. The Redis scenario counts the Python
+when ``redis-server`` is not installed). Signed in, in both eras:
+``flask_mcp-jwt`` (a bearer JWT, ``JWTBackend``), ``flask_mcp-static`` (a
+static token, ``StaticTokenBackend``) and ``flask_mcp-oauth`` (a token of
+the app's own ``OAuthServer``), against ``floor-jwt``, ``floor-static`` and
+``floor-oauth`` (views verifying the same token); streamed, in both eras:
+``flask_mcp-progress`` (a tool reporting progress three times) against
+``floor-stream`` (a view streaming the same four events). The 2026-07-28
+ones end in ``-modern``, each against the ``-modern`` floor: the same view
+answering as that era does. Each flask_mcp scenario's ratio is to its
+floor (:data:`FLOOR_OF`): instructions of the floor over its own, so 1.00
+is the floor's cost and 0.5 twice it. The Redis scenario counts the Python
 process's instructions only; the round trip's wait and the server's work
 are not in them.
 
@@ -47,7 +55,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.load import Era, call_body, call_headers
+from benchmarks.load import Era, Variant, authorization, call_body, call_headers
 from benchmarks.scale import environ_for, open_session, post
 from benchmarks.servers_under_test import IGNORED_SESSION
 
@@ -64,6 +72,11 @@ SCENARIOS: dict[str, tuple[str, Era]] = {
     "floor-stream": ("floor-stream", "handshake"),
     "floor-static": ("floor-static", "handshake"),
     "floor-oauth": ("floor-oauth", "handshake"),
+    # The same views answering as the 2026-07-28 era does (resultType, the server's info).
+    "floor-jwt-modern": ("floor-jwt-modern", "modern"),
+    "floor-stream-modern": ("floor-stream-modern", "modern"),
+    "floor-static-modern": ("floor-static-modern", "modern"),
+    "floor-oauth-modern": ("floor-oauth-modern", "modern"),
     "flask_mcp": ("stateful", "handshake"),
     "flask_mcp-modern": ("stateful", "modern"),
     "flask_mcp-redis": ("redis", "handshake"),
@@ -75,8 +88,15 @@ SCENARIOS: dict[str, tuple[str, Era]] = {
     "flask_mcp-oauth": ("oauth", "handshake"),
     # Streamed: a tool reporting progress three times, against a view streaming the same four events.
     "flask_mcp-progress": ("stateful", "handshake"),
+    # The same four in the 2026-07-28 era: no session (each call still carries its token), each
+    # against its -modern floor. The modern stream has no priming event and no event ids: the
+    # floor streams the same four events.
+    "flask_mcp-jwt-modern": ("jwt", "modern"),
+    "flask_mcp-static-modern": ("static", "modern"),
+    "flask_mcp-oauth-modern": ("oauth", "modern"),
+    "flask_mcp-progress-modern": ("stateful", "modern"),
 }
-#: Each flask_mcp scenario's floor: the bare view doing the same work.
+#: Each flask_mcp scenario's floor: the bare view doing the same work, for the same request.
 FLOOR_OF: dict[str, str] = {
     "floor": "floor",
     "floor-modern": "floor-modern",
@@ -84,6 +104,10 @@ FLOOR_OF: dict[str, str] = {
     "floor-stream": "floor-stream",
     "floor-static": "floor-static",
     "floor-oauth": "floor-oauth",
+    "floor-jwt-modern": "floor-jwt-modern",
+    "floor-stream-modern": "floor-stream-modern",
+    "floor-static-modern": "floor-static-modern",
+    "floor-oauth-modern": "floor-oauth-modern",
     "flask_mcp": "floor",
     "flask_mcp-modern": "floor-modern",
     "flask_mcp-redis": "floor",
@@ -91,19 +115,37 @@ FLOOR_OF: dict[str, str] = {
     "flask_mcp-static": "floor-static",
     "flask_mcp-oauth": "floor-oauth",
     "flask_mcp-progress": "floor-stream",
+    "flask_mcp-jwt-modern": "floor-jwt-modern",
+    "flask_mcp-static-modern": "floor-static-modern",
+    "flask_mcp-oauth-modern": "floor-oauth-modern",
+    "flask_mcp-progress-modern": "floor-stream-modern",
 }
+#: What each call does besides a plain ``add`` (a variant of benchmarks/load.py): signed in with
+#: a token, or the ``progress`` tool with a progress token. A scenario not named here is ``plain``.
+VARIANT_OF: dict[str, Variant] = {
+    "floor-jwt": "jwt", "flask_mcp-jwt": "jwt",
+    "floor-jwt-modern": "jwt", "flask_mcp-jwt-modern": "jwt",
+    "floor-static": "static", "flask_mcp-static": "static",
+    "floor-static-modern": "static", "flask_mcp-static-modern": "static",
+    "floor-oauth": "oauth", "flask_mcp-oauth": "oauth",
+    "floor-oauth-modern": "oauth", "flask_mcp-oauth-modern": "oauth",
+    "floor-stream": "progress", "flask_mcp-progress": "progress",
+    "floor-stream-modern": "progress", "flask_mcp-progress-modern": "progress",
+}  # fmt: skip
 #: The scenarios answered as an event stream: three progress notifications, then the result.
-STREAMED = {"floor-stream", "flask_mcp-progress"}
-#: The scenarios whose calls carry the signing module's bearer token.
-SIGNED_IN = {"floor-jwt", "flask_mcp-jwt", "floor-static", "flask_mcp-static", "floor-oauth", "flask_mcp-oauth"}
+STREAMED = {name for name, variant in VARIANT_OF.items() if variant == "progress"}
+#: The scenarios whose calls carry a bearer token (the signing module's, or the app's own server's).
+SIGNED_IN = {name for name, variant in VARIANT_OF.items() if variant in ("jwt", "static", "oauth")}
+#: The apps whose token the app's own authorization server issues: its tables are prepared first.
+OAUTH_KINDS = ("oauth", "floor-oauth", "floor-oauth-modern")
 
 
 def build(kind: str) -> Flask:
     """The app a scenario sends its calls to."""
-    if kind in ("oauth", "floor-oauth"):
+    if kind in OAUTH_KINDS:
         from benchmarks.servers import oauth_issued
 
-        return oauth_issued.app() if kind == "oauth" else oauth_issued.floor()
+        return oauth_issued.app() if kind == "oauth" else oauth_issued.floor(modern=kind.endswith("modern"))
     if kind.startswith("floor"):
         from benchmarks.servers import floor_app
 
@@ -113,6 +155,9 @@ def build(kind: str) -> Flask:
             "floor-jwt": floor_app.signed_in,  # PyJWT: only when asked for
             "floor-stream": lambda: floor_app.streaming_app,
             "floor-static": lambda: floor_app.static_token_app,
+            "floor-jwt-modern": floor_app.modern_signed_in,
+            "floor-stream-modern": lambda: floor_app.modern_streaming_app,
+            "floor-static-modern": lambda: floor_app.modern_static_token_app,
         }
         return made[kind]()
     from benchmarks.servers.flask_mcp_app import create_app
@@ -121,40 +166,41 @@ def build(kind: str) -> Flask:
 
 
 def request_of(name: str, app: Flask) -> tuple[dict[str, t.Any], dict[str, str]]:
-    """The message and the headers of *name*'s call."""
+    """The message and the headers of *name*'s call: what benchmarks/load.py sends for its era and variant."""
     kind, era = SCENARIOS[name]
+    variant = VARIANT_OF.get(name, "plain")
     session = ""
     if era == "handshake":
         # The floor is sent the same request, with a session id it ignores.
         session = IGNORED_SESSION if kind.startswith("floor") else open_session(app, headers=signed_in_headers(name))
-    message = call_body(7, 40, 2, era)
-    headers = {**call_headers(session, era), **signed_in_headers(name)}
-    if name in STREAMED:
-        message["params"]["name"] = "progress"
-        message["params"]["_meta"] = {**message["params"].get("_meta", {}), "progressToken": "p-1"}
-    return message, headers
+    # A modern streamed call names its tool in Mcp-Name as well as in the body: both say ``progress``.
+    return call_body(7, 40, 2, era, variant), call_headers(session, era, variant)
 
 
 def signed_in_headers(name: str) -> dict[str, str]:
     """The bearer token of a signed-in scenario (none for the others)."""
-    if name not in SIGNED_IN:
-        return {}
-    if name.endswith("oauth"):
-        from benchmarks.servers.oauth_issued import token
-
-        return {"Authorization": f"Bearer {token()}"}
-    from benchmarks.load import authorization
-
-    return authorization("static" if name.endswith("static") else "jwt")
+    return authorization(VARIANT_OF[name]) if name in SIGNED_IN else {}
 
 
 def answered(name: str, status: str, data: bytes) -> bool:
-    """Whether *name*'s call was answered as it should be: 42, and three progress notes when streamed."""
+    """Whether *name*'s call was answered as it should be: 42, and three progress notes when streamed.
+
+    A modern answer must also say ``"resultType": "complete"`` (as the check of
+    benchmarks/run.py wants it): without it, the request was served as the
+    handshake era would serve it.
+    """
     if not status.startswith("200"):
         return False
     if name in STREAMED:
-        return data.count(b"notifications/progress") == 3 and data.replace(b" ", b"").count(b'{"result":42}') == 1
-    return bool(json.loads(data)["result"]["structuredContent"]["result"] == 42)
+        # The messages of the stream; a handshake-era stream of flask_mcp opens with an empty priming event.
+        events = [line[5:] for line in data.splitlines() if line.startswith(b"data:") and line[5:].strip()]
+        if len(events) != 4 or sum(b"notifications/progress" in event for event in events[:3]) != 3:
+            return False
+        data = events[-1]  # the result comes last
+    result = json.loads(data)["result"]
+    if SCENARIOS[name][1] == "modern" and result.get("resultType") != "complete":
+        return False
+    return bool(result["structuredContent"] == {"result": 42})
 
 
 def caller(name: str) -> t.Callable[[], None]:
@@ -225,7 +271,7 @@ def measure(names: list[str], calls: int, jobs: int, collect: bool = False) -> d
         else:
             print("flask_mcp-redis: skipped, redis-server is not installed")
             names = [name for name in names if name != "flask_mcp-redis"]
-    if any(SCENARIOS[name][0] in ("oauth", "floor-oauth") for name in names):
+    if any(SCENARIOS[name][0] in OAUTH_KINDS for name in names):
         from benchmarks.servers.oauth_issued import prepared
 
         prepared()  # the tables and the token, once: every counted process finds them in its environment
@@ -268,12 +314,12 @@ def main(argv: list[str] | None = None) -> dict[str, t.Any]:
     names = [name for name in SCENARIOS if name in wanted or name in {FLOOR_OF.get(w) for w in wanted}]
     per_call = measure(names, args.calls, args.jobs, args.collect)
     report: dict[str, t.Any] = {"calls": args.calls, "collect": args.collect, "scenarios": {}}
-    print(f"{'scenario':<20}{'instructions/call':>20}{'ratio to floor':>16}{'over floor':>14}")
+    print(f"{'scenario':<28}{'instructions/call':>20}{'ratio to floor':>16}{'over floor':>14}")
     for name, value in per_call.items():
         floor = per_call[FLOOR_OF[name]]
         ratio = floor / value
         report["scenarios"][name] = {"instructions_per_call": round(value), "ratio_to_floor": round(ratio, 3)}
-        print(f"{name:<20}{value:>20,.0f}{ratio:>16.2f}{value - floor:>14,.0f}")
+        print(f"{name:<28}{value:>20,.0f}{ratio:>16.2f}{value - floor:>14,.0f}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
     return report

@@ -48,6 +48,12 @@ COMPARED: dict[str, tuple[str, ...]] = {
     "flask_mcp-static": ("floor-static", "flask_mcp-stateful"),
     "flask_mcp-oauth": ("floor-oauth", "flask_mcp-jwt"),
     "flask_mcp-progress": ("floor-stream", "flask_mcp-stateful"),
+    # The same in the 2026-07-28 era: against its floor first, then the era's plain call, then the
+    # same work in the handshake era (what the era changes) and that era's floor.
+    "flask_mcp-jwt-modern": ("floor-jwt-modern", "flask_mcp-modern", "flask_mcp-jwt", "floor-jwt"),
+    "flask_mcp-static-modern": ("floor-static-modern", "flask_mcp-modern", "flask_mcp-static", "floor-static"),
+    "flask_mcp-oauth-modern": ("floor-oauth-modern", "flask_mcp-jwt-modern", "flask_mcp-oauth", "floor-oauth"),
+    "flask_mcp-progress-modern": ("floor-stream-modern", "flask_mcp-modern", "flask_mcp-progress", "floor-stream"),
     # The audit trail on, against the same scenario with it off first.
     "flask_mcp-audit": ("flask_mcp-stateful", "floor"),
     "flask_mcp-modern-audit": ("flask_mcp-modern", "floor-modern"),
@@ -131,6 +137,9 @@ PAIRED_ORDER = (
     "flask_mcp-jwt", "floor-jwt", "flask_mcp-jwt-audit", "flask_mcp-static", "floor-static",
     "flask_mcp-oauth", "floor-oauth",
     "flask_mcp-progress", "floor-stream",
+    "flask_mcp-jwt-modern", "floor-jwt-modern", "flask_mcp-static-modern", "floor-static-modern",
+    "flask_mcp-oauth-modern", "floor-oauth-modern",
+    "flask_mcp-progress-modern", "floor-stream-modern",
 )  # fmt: skip
 
 
@@ -169,7 +178,7 @@ def run_rounds(
                 )
                 samples.setdefault((server.spec.name, concurrency), []).append(sample)
                 print(
-                    f"  round {round_number + 1} {server.spec.name:<20} c={concurrency:<3} "
+                    f"  round {round_number + 1} {server.spec.name:<26} c={concurrency:<3} "
                     f"{sample.rps:8.0f} req/s  p99 {sample.p99_ms:6.2f} ms",
                     flush=True,
                 )

@@ -128,6 +128,25 @@ _GTHREAD_SPECS = [
                env=(("BENCH_MODE", "stateful"),), stateful=True, variant="progress"),
     ServerSpec("floor-stream", "gunicorn", "benchmarks.servers.floor_app:streaming_app", ignored_session=True,
                variant="progress"),
+    # The same four pairs sent 2026-07-28 requests: no session (each call still carries its token),
+    # and floors answering as that era does (resultType, the server's info), which the check
+    # wants. flask_mcp's modern stream has no priming event and no event ids: the floor's four events.
+    ServerSpec("flask_mcp-jwt-modern", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "jwt"),), era="modern", variant="jwt", needs=("jwt",)),
+    ServerSpec("floor-jwt-modern", "gunicorn", "benchmarks.servers.floor_app:modern_signed_in()", era="modern",
+               variant="jwt", needs=("jwt",)),
+    ServerSpec("flask_mcp-static-modern", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "static"),), era="modern", variant="static"),
+    ServerSpec("floor-static-modern", "gunicorn", "benchmarks.servers.floor_app:modern_static_token_app",
+               era="modern", variant="static"),
+    ServerSpec("flask_mcp-oauth-modern", "gunicorn", "benchmarks.servers.oauth_issued:served()", era="modern",
+               variant="oauth", needs=("jwt", "authlib", "sqlalchemy")),
+    ServerSpec("floor-oauth-modern", "gunicorn", "benchmarks.servers.oauth_issued:modern_floor()", era="modern",
+               variant="oauth", needs=("jwt",)),
+    ServerSpec("flask_mcp-progress-modern", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "stateful"),), era="modern", variant="progress"),
+    ServerSpec("floor-stream-modern", "gunicorn", "benchmarks.servers.floor_app:modern_streaming_app",
+               era="modern", variant="progress"),
 ]  # fmt: skip
 SPECS = [
     *_GTHREAD_SPECS,

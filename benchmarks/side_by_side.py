@@ -38,14 +38,20 @@ __all__ = ["floor_of", "pairs", "run_side_by_side"]
 SCENARIOS = (
     "flask_mcp-stateful", "flask_mcp-redis", "flask_mcp-modern",
     "flask_mcp-jwt", "flask_mcp-static", "flask_mcp-oauth", "flask_mcp-progress",
+    "flask_mcp-jwt-modern", "flask_mcp-static-modern", "flask_mcp-oauth-modern", "flask_mcp-progress-modern",
 )  # fmt: skip
-#: The floor of each scenario whose floor is not its era's plain one: the bare view doing the same work.
+#: The floor of each scenario whose floor is not the handshake era's plain one: the bare view doing
+#: the same work, for the same request (a modern one answers as the 2026-07-28 era does).
 OWN_FLOORS = {
     "flask_mcp-modern": "floor-modern",
     "flask_mcp-jwt": "floor-jwt",
     "flask_mcp-static": "floor-static",
     "flask_mcp-oauth": "floor-oauth",
     "flask_mcp-progress": "floor-stream",
+    "flask_mcp-jwt-modern": "floor-jwt-modern",
+    "flask_mcp-static-modern": "floor-static-modern",
+    "flask_mcp-oauth-modern": "floor-oauth-modern",
+    "flask_mcp-progress-modern": "floor-stream-modern",
 }
 
 
@@ -121,7 +127,7 @@ def run_side_by_side(
                 entry["floor_rps"].append(theirs.rps)
                 entry["p99"].append(mine.p99_ms / theirs.p99_ms if theirs.p99_ms else float("nan"))
                 print(
-                    f"  side by side, round {round_number + 1} {ours.spec.name:<24} c={concurrency:<3} "
+                    f"  side by side, round {round_number + 1} {ours.spec.name:<26} c={concurrency:<3} "
                     f"{mine.rps:7.0f} against {theirs.rps:7.0f} req/s: {mine.rps / theirs.rps:.3f}",
                     flush=True,
                 )

@@ -81,16 +81,37 @@ def test_the_signed_in_and_streamed_variants_shape_the_call(era: load.Era) -> No
         assert streamed["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
 
 
-def test_the_signed_in_and_streamed_scenarios_are_served_and_checked(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["flask_mcp-jwt", "floor-jwt", "flask_mcp-progress", "floor-stream"],
+        [
+            "flask_mcp-jwt-modern", "floor-jwt-modern", "flask_mcp-static-modern", "floor-static-modern",
+            "flask_mcp-oauth-modern", "floor-oauth-modern", "flask_mcp-progress-modern", "floor-stream-modern",
+        ],
+    ],
+    ids=["handshake", "modern"],
+)  # fmt: skip
+def test_the_signed_in_and_streamed_scenarios_are_served_and_checked(
+    names: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """Each new pair answers its real call (the check before any load), then carries a short load."""
+    if any("oauth" in name for name in names):
+        from benchmarks.servers.oauth_issued import prepare
+
+        for variable, value in prepare(str(tmp_path)).items():  # in this test's environment only
+            monkeypatch.setenv(variable, value)
     report = run.main(
         ["--duration", "1", "--warmup", "0", "--rounds", "1", "--concurrency", "1", "--load", "python",
-         "--only", "flask_mcp-jwt,floor-jwt,flask_mcp-progress,floor-stream", "--json", str(tmp_path / "b.json")]
+         "--only", ",".join(names), "--json", str(tmp_path / "b.json")]
     )  # fmt: skip
     served = {(entry["server"], entry["errors"]) for entry in report["results"]}
-    assert {name for name, _ in served} == {"flask_mcp-jwt", "floor-jwt", "flask_mcp-progress", "floor-stream"}
+    assert {name for name, _ in served} == set(names)
     assert all(errors == 0 for _, errors in served)
     assert all(entry["rps"] > 0 for entry in report["results"])
+    # Each flask_mcp scenario against its floor first.
+    compared = {(entry["scenario"], entry["peer"]) for entry in report["ratios"]}
+    assert {(name, floor) for name, floor in zip(names[::2], names[1::2], strict=True)} <= compared
 
 
 def test_a_peer_serving_only_the_handshake_era_is_skipped_with_the_reason(monkeypatch, tmp_path: Path) -> None:
@@ -241,6 +262,26 @@ def test_each_scenario_is_measured_beside_its_floor() -> None:
         )
         assert stateful + 1 == floor == redis - 1
         assert order.index("floor-modern" + suffix) == order.index("flask_mcp-modern" + suffix) + 1
+    from benchmarks.side_by_side import OWN_FLOORS
+
+    for scenario, own in OWN_FLOORS.items():  # signed in and streamed, in both eras
+        assert order.index(own) == order.index(scenario) + 1
+
+
+def test_each_served_scenario_has_a_floor_of_its_era_doing_the_same_work() -> None:
+    """Its floor is sent the very same requests: the same era and the same variant (signed in, streamed)."""
+    from benchmarks import side_by_side
+    from benchmarks.servers_under_test import SPECS
+
+    specs = {spec.name: spec for spec in SPECS}
+    for name in side_by_side.SCENARIOS:
+        ours, floor = specs[name], specs[side_by_side.floor_of(name)]
+        assert (floor.era, floor.variant) == (ours.era, ours.variant)
+        assert floor.name in run.COMPARED[name]
+    for name in ("flask_mcp-jwt", "flask_mcp-static", "flask_mcp-oauth", "flask_mcp-progress"):
+        handshake, modern = specs[name], specs[f"{name}-modern"]
+        assert (modern.era, modern.variant, modern.target) == ("modern", handshake.variant, handshake.target)
+        assert not modern.stateful and not specs[side_by_side.floor_of(modern.name)].ignored_session
 
 
 def test_the_served_count_pairs_each_scenario_with_its_floor_on_the_same_server() -> None:
@@ -277,6 +318,10 @@ def test_side_by_side_pairs_each_scenario_with_the_floor_of_its_era_on_its_serve
         ("flask_mcp-static", "floor-static"),
         ("flask_mcp-oauth", "floor-oauth"),
         ("flask_mcp-progress", "floor-stream"),
+        ("flask_mcp-jwt-modern", "floor-jwt-modern"),
+        ("flask_mcp-static-modern", "floor-static-modern"),
+        ("flask_mcp-oauth-modern", "floor-oauth-modern"),
+        ("flask_mcp-progress-modern", "floor-stream-modern"),
     }
     # Without its floor running, a scenario is not measured side by side.
     alone = [Started(s) for s in SPECS if s.name in ("flask_mcp-modern", "floor")]
@@ -378,3 +423,44 @@ def test_every_budgeted_scenario_is_counted_beside_its_floor() -> None:
     for name in [*budget["scenarios"], *budget["floors"]]:
         assert name in SCENARIOS
         caller(name)()  # answers as it should (checked once when the caller is made)
+
+
+def test_every_counted_scenario_has_a_floor_of_its_era_doing_the_same_work() -> None:
+    from benchmarks.instructions import FLOOR_OF, SCENARIOS, VARIANT_OF
+
+    assert set(FLOOR_OF) == set(SCENARIOS)
+    for name, floor in FLOOR_OF.items():
+        assert FLOOR_OF[floor] == floor and SCENARIOS[floor][0].startswith("floor")
+        assert SCENARIOS[floor][1] == SCENARIOS[name][1]
+        assert VARIANT_OF.get(floor, "plain") == VARIANT_OF.get(name, "plain")
+    for name in ("flask_mcp-jwt", "flask_mcp-static", "flask_mcp-oauth", "flask_mcp-progress"):
+        assert SCENARIOS[f"{name}-modern"] == (SCENARIOS[name][0], "modern")
+        assert VARIANT_OF[f"{name}-modern"] == VARIANT_OF[name]
+
+
+@pytest.mark.parametrize(
+    "name", ["flask_mcp-jwt-modern", "flask_mcp-static-modern", "flask_mcp-oauth-modern", "flask_mcp-progress-modern"]
+)
+def test_the_modern_signed_in_and_streamed_calls_are_answered_by_flask_mcp_and_its_floor(
+    name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The modern call of each pair (no session, the envelope) is answered as that era answers, by both sides.
+
+    The handshake era's floor answers it without ``resultType``: it is no floor of this era.
+    """
+    from benchmarks.instructions import FLOOR_OF, SCENARIOS, answered, build, caller, request_of
+    from benchmarks.scale import post
+
+    if name.startswith("flask_mcp-oauth"):
+        from benchmarks.servers.oauth_issued import prepare
+
+        for variable, value in prepare(str(tmp_path)).items():  # in this test's environment only
+            monkeypatch.setenv(variable, value)
+    for scenario in (name, FLOOR_OF[name]):
+        message, headers = request_of(scenario, build(SCENARIOS[scenario][0]))
+        assert "Mcp-Session-Id" not in headers and headers["Mcp-Name"] == message["params"]["name"]
+        assert message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+        caller(scenario)()  # answers as it should (checked once when the caller is made)
+    handshake_floor = FLOOR_OF[name.removesuffix("-modern")]
+    status, _, data = post(build(SCENARIOS[handshake_floor][0]), message, headers)
+    assert status.startswith("200") and not answered(FLOOR_OF[name], status, data)

@@ -81,6 +81,7 @@ TYPE_ONLY_UPWARD: set[tuple[str, str]] = {
     ("flask_mcp.transport.rest", "flask_mcp.binding.state"),
     ("flask_mcp.transport.status", "flask_mcp.binding.state"),
     ("flask_mcp.transport.streaming", "flask_mcp.binding.state"),
+    ("flask_mcp.transport.channel", "flask_mcp.binding.state"),
     ("flask_mcp.transport.lost_requests", "flask_mcp.binding.state"),
     # The test client speaks to a server's state.
     ("flask_mcp.testing.client", "flask_mcp.binding.state"),

@@ -7,9 +7,11 @@ signed in with :mod:`benchmarks.servers.signing`'s token, verified by a
 ``StaticTokenBackend``) or ``oauth`` (stateful, the app's own authorization
 server issues the token: :mod:`benchmarks.servers.oauth_issued`). Beside
 ``add`` it serves ``progress``, which reports progress three times and
-returns the same sum (the streamed scenarios). ``BENCH_TOOLS``: extra
-filler tools to register (for the listing benchmark). ``BENCHCFG_<KEY>``
-sets any config key for one run (``BENCHCFG_MCP_MAX_STREAMS=1000``).
+returns the same sum (the streamed scenarios). A 2026-07-28 request needs
+no session: each mode serves its ``-modern`` scenarios as it is.
+``BENCH_TOOLS``: extra filler tools to register (for the listing
+benchmark). ``BENCHCFG_<KEY>`` sets any config key for one run
+(``BENCHCFG_MCP_MAX_STREAMS=1000``).
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ server would (signature, ``exp``, ``aud``, ``iss``); ``static_token_app``
 compares it with a static token (``hmac.compare_digest``), and
 ``jwt_verifying_app`` verifies a JWT with any given key; ``streaming_app``
 answers a call as an event stream of three progress notifications and the result.
+Each of these has its modern twin, doing the same work and adding what a
+modern result carries: ``modern_signed_in()``, ``modern_static_token_app``,
+``jwt_verifying_app(..., modern=True)`` and ``modern_streaming_app``.
 """
 
 from __future__ import annotations
@@ -21,8 +24,6 @@ from flask import Flask, Response, abort, request
 
 app = Flask(__name__)
 modern_app = Flask(__name__)
-streaming_app = Flask(__name__)
-static_token_app = Flask(__name__)
 
 SERVER_INFO = {"io.modelcontextprotocol/serverInfo": {"name": "floor", "version": "1.0.0"}}
 
@@ -47,8 +48,11 @@ def modern_mcp() -> Response:
     return Response(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), mimetype="application/json")
 
 
-def jwt_verifying_app(public_pem: str, issuer: str, audience: str) -> Flask:
-    """A bare view verifying a bearer JWT with PyJWT and *public_pem*, *issuer* and *audience*, then answering."""
+def jwt_verifying_app(public_pem: str, issuer: str, audience: str, modern: bool = False) -> Flask:
+    """A bare view verifying a bearer JWT with PyJWT and *public_pem*, *issuer* and *audience*, then answering.
+
+    :param modern: answer as the 2026-07-28 era does (what ``modern_app`` adds to the result).
+    """
     import jwt
 
     verifying = Flask(__name__)
@@ -61,6 +65,8 @@ def jwt_verifying_app(public_pem: str, issuer: str, audience: str) -> Flask:
         except jwt.PyJWTError:
             abort(401)
         message, result = _sum()
+        if modern:
+            result = {**result, "resultType": "complete", "_meta": SERVER_INFO}
         body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
         return Response(body, mimetype="application/json")
 
@@ -74,28 +80,64 @@ def signed_in() -> Flask:
     return jwt_verifying_app(PUBLIC_PEM, ISSUER, AUDIENCE)
 
 
-@static_token_app.post("/mcp")
-def static_token_mcp() -> Response:
-    import hmac
+def modern_signed_in() -> Flask:
+    """``floor-jwt-modern``: :func:`signed_in`'s view answering as the 2026-07-28 era does."""
+    from .signing import AUDIENCE, ISSUER, PUBLIC_PEM
 
-    from .signing import STATIC_TOKEN
-
-    token = request.headers.get("Authorization", "").removeprefix("Bearer ")
-    if not hmac.compare_digest(token.encode(), STATIC_TOKEN.encode()):
-        abort(401)
-    message, result = _sum()
-    return Response(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), mimetype="application/json")
+    return jwt_verifying_app(PUBLIC_PEM, ISSUER, AUDIENCE, modern=True)
 
 
-@streaming_app.post("/mcp")
-def streaming_mcp() -> Response:
-    message, result = _sum()
-    token = message["params"].get("_meta", {}).get("progressToken")
+def static_token_checking_app(modern: bool = False) -> Flask:
+    """A bare view comparing the bearer token with the static one, then answering (the 2026-07-28 way if *modern*)."""
+    checking = Flask(__name__)
 
-    def events() -> object:
-        for step in (1, 2, 3):
-            note = {"progressToken": token, "progress": step, "total": 3}
-            yield f"data: {json.dumps({'jsonrpc': '2.0', 'method': 'notifications/progress', 'params': note})}\n\n"
-        yield f"data: {json.dumps({'jsonrpc': '2.0', 'id': message['id'], 'result': result})}\n\n"
+    @checking.post("/mcp")
+    def static_token_mcp() -> Response:
+        import hmac
 
-    return Response(events(), mimetype="text/event-stream", headers={"Cache-Control": "no-cache"})
+        from .signing import STATIC_TOKEN
+
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        if not hmac.compare_digest(token.encode(), STATIC_TOKEN.encode()):
+            abort(401)
+        message, result = _sum()
+        if modern:
+            result = {**result, "resultType": "complete", "_meta": SERVER_INFO}
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        return Response(body, mimetype="application/json")
+
+    return checking
+
+
+def progress_streaming_app(modern: bool = False) -> Flask:
+    """A bare view answering as an event stream: three progress notes, then the result (the 2026-07-28 way if *modern*).
+
+    The modern one streams the same four events: flask_mcp's modern stream has
+    no priming event and no event ids either.
+    """
+    streaming = Flask(__name__)
+
+    @streaming.post("/mcp")
+    def streaming_mcp() -> Response:
+        message, result = _sum()
+        if modern:
+            result = {**result, "resultType": "complete", "_meta": SERVER_INFO}
+        token = message["params"].get("_meta", {}).get("progressToken")
+
+        def events() -> object:
+            for step in (1, 2, 3):
+                note = {"progressToken": token, "progress": step, "total": 3}
+                yield f"data: {json.dumps({'jsonrpc': '2.0', 'method': 'notifications/progress', 'params': note})}\n\n"
+            yield f"data: {json.dumps({'jsonrpc': '2.0', 'id': message['id'], 'result': result})}\n\n"
+
+        return Response(events(), mimetype="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+    return streaming
+
+
+#: ``floor-static`` and ``floor-static-modern``.
+static_token_app = static_token_checking_app()
+modern_static_token_app = static_token_checking_app(modern=True)
+#: ``floor-stream`` and ``floor-stream-modern``.
+streaming_app = progress_streaming_app()
+modern_streaming_app = progress_streaming_app(modern=True)

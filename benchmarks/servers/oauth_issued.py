@@ -6,7 +6,9 @@ issued to an operator-made client (``client_credentials``), which
 :class:`~flask_mcp.oauth.tokens.OAuthTokenBackend` verifies. Its floor,
 ``floor-oauth``, is a bare view verifying the same JWT with PyJWT and the
 server's public key (signature, ``exp``, ``aud``, ``iss``), as any resource
-server would.
+server would. ``flask_mcp-oauth-modern`` sends the same app 2026-07-28
+requests, against ``floor-oauth-modern``: the same view answering as that
+era does.
 
 :func:`prepare` makes the tables and the token once, in the harness's own
 process; each counted process reads them from the environment
@@ -90,12 +92,20 @@ def app() -> Flask:
     return made
 
 
-def floor() -> Flask:
-    """``floor-oauth``: the bare view verifying the prepared token with the server's public key."""
+def floor(modern: bool = False) -> Flask:
+    """``floor-oauth``: the bare view verifying the prepared token with the server's public key.
+
+    :param modern: answer as the 2026-07-28 era does (``floor-oauth-modern``).
+    """
     from benchmarks.servers.floor_app import jwt_verifying_app
 
     found = prepared()
-    return jwt_verifying_app(found["BENCH_OAUTH_PEM"], found["BENCH_OAUTH_ISSUER"], RESOURCE)
+    return jwt_verifying_app(found["BENCH_OAUTH_PEM"], found["BENCH_OAUTH_ISSUER"], RESOURCE, modern=modern)
+
+
+def modern_floor() -> Flask:
+    """``floor-oauth-modern``: :func:`floor` answering as the 2026-07-28 era does (``oauth_issued:modern_floor()``)."""
+    return floor(modern=True)
 
 
 def token() -> str:

@@ -126,6 +126,22 @@ class ArgumentBinder:
         return self.accepts
 
     @functools.cached_property
+    def plain_besides_context(self) -> frozenset[str] | None:
+        """The names the function takes besides its :class:`~flask_mcp.Context`, when that and its
+        own named arguments are all it takes; else ``None`` (as :attr:`plain`, for a tool with a context).
+        """
+        context = self.context_param
+        if (
+            context is None
+            or self.provider is not None
+            or self.accepts is None
+            or self.binding is ArgumentBinding.BUNDLE
+            or (self.accepts - {context}) & RESERVED_NAMES
+        ):
+            return None
+        return self.accepts - {context}
+
+    @functools.cached_property
     def declared(self) -> frozenset[str]:
         """Argument names the input schema declares."""
         if isinstance(self.schema, dict):

@@ -1,10 +1,10 @@
 """The straight path of a ``tools/call`` that needs none of the optional steps.
 
 Most calls name a tool with no permissions, rate limit, result cache, task
-support, time limit, transaction, result size limit, ``Context`` or
-arguments provider, on a server with no call hooks, no server-wide limit and
-no tracer recording. For such a call, admitting the caller, the hooks, the
-cache, tasks and the size check are all no-ops, and the general path
+support, time limit, transaction, result size limit or arguments provider,
+on a server with no call hooks, no server-wide limit and no tracer
+recording. For such a call, admitting the caller, the hooks, the cache,
+tasks and the size check are all no-ops, and the general path
 (:func:`~flask_mcp.core.methods.tools.call_tool` down to
 :func:`~flask_mcp.core.calls.run_tool`) spends most of its time finding so,
 call after call. A :class:`PlainCall` is that finding made once per tool and
@@ -12,6 +12,10 @@ server: the arguments go through the tool's compiled validator, the function
 is invoked with them, and what it returned becomes the result through the
 functions the general path uses (:func:`~flask_mcp.core.methods.tools.converted`,
 :func:`~flask_mcp.core.methods.tools.failed`).
+
+A tool that takes a :class:`~flask_mcp.Context` has a straight path too
+(:attr:`PlainCall.context`): the transport gives it the context, with the
+channel it streams the tool's messages on, as it would on the general path.
 
 A transport takes the straight path only for a request whose shape it has
 checked, and only up to :meth:`PlainCall.load`: when the validator cannot
@@ -46,13 +50,17 @@ class PlainCall:
     :param tool: the tool.
     :param validate: its compiled validator: the loaded arguments, or ``None``
         when it cannot vouch for them.
-    :param keep: the names the function takes (the loaded arguments of other names are left out).
+    :param keep: the names the function takes (the loaded arguments of other names are left out),
+        its :class:`~flask_mcp.Context` aside.
     """
 
-    __slots__ = ("declared", "direct", "func", "keep", "output_format", "structured", "tool", "validate")
+    __slots__ = ("context", "declared", "direct", "func", "keep", "output_format", "structured", "tool", "validate")
 
     def __init__(self, tool: Tool, validate: FastLoader, keep: frozenset[str]) -> None:
         self.tool = tool
+        #: The name of the function's :class:`~flask_mcp.Context` parameter, if it takes one: the
+        #: transport adds it to the keyword arguments of :meth:`load`.
+        self.context = tool.context_param
         self.func = tool.func
         self.declared = tool.binder.declared
         self.validate = validate
@@ -117,7 +125,6 @@ def plain_call_of(server: Server, tool: Tool) -> PlainCall | None:
         or tool.task_support != "forbidden"
         or tool.ask_first
         or tool.confirmation is not None
-        or tool.context_param is not None
         or tool.result_ttl is not None
         or tool.policy.atomic
         or policy.timeout is not None
@@ -125,7 +132,8 @@ def plain_call_of(server: Server, tool: Tool) -> PlainCall | None:
     ):
         return None
     binder = tool.binder
-    validate, keep = binder.fast, binder.plain
+    validate = binder.fast
+    keep = binder.plain if tool.context_param is None else binder.plain_besides_context
     if validate is None or keep is None or binder.provider is not None:
         return None
     if server.route_for is not None and server.route_for(tool.func) is not None:

@@ -40,6 +40,7 @@ its tag would be the first one and put every key on one node.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -65,9 +66,18 @@ def tag(owner: str) -> str:
     characters, is replaced by its SHA-256 digest (the same owner always
     gets the same tag).
     """
+    return _short_tag(owner) if len(owner) <= 64 else _tag(owner)
+
+
+def _tag(owner: str) -> str:
     if _PLAIN.fullmatch(owner) is None:
         owner = hashlib.sha256(owner.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return f"{{{owner}}}"
+
+
+# The tags of the owners seen lately: a session's every request builds several keys of its own.
+# Only short owners are kept, so that what a client sends costs the process at most a few hundred KB.
+_short_tag = functools.lru_cache(maxsize=4096)(_tag)
 
 
 def key(family: str, owner: str, *rest: object) -> str:

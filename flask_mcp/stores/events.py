@@ -19,12 +19,14 @@ process can then tell a request still running from one lost with its worker.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import typing as t
 
 from flask_caching import Cache
 
 from ..policies.store_keys import key as store_key
+from ..policies.store_keys import tag
 from ..protocol.numerals import parse_numeral
 
 __all__ = [
@@ -105,26 +107,41 @@ class EventLog:
         self.cache.set(self._key("ev", session_id, stream, number), message, timeout=self.ttl)
         return f"{stream}:{number}"
 
-    def write(
-        self, session_id: str | None, stream: str, number: int, message: dict[str, t.Any], carries: t.Any = None
-    ) -> str:
-        """Store *message* as event *number* of a request's stream, which only its handler writes.
+    def write(self, session_id: str | None, stream: str, number: int, message: t.Any, carries: t.Any = None) -> str:
+        """Store *message* as event *number* of a request's stream (:meth:`write_many` of one event).
 
-        The handler numbers its events itself, so no counter needs an atomic
-        increment: the event and then the counter (what readers and the
-        watcher look at) go in one ``set_many``, one round trip on Redis.
-
-        :param carries: the request the stream carries, noted with its first
-            event (:meth:`begin`), or ``None`` when already noted.
         :returns: the event id.
         """
-        events, carried, counter = _stream_keys(session_id, stream)
-        entries: dict[str, t.Any] = {f"{events}{number}": message}
+        self.write_many(session_id, stream, [(number, message)], carries)
+        return f"{stream}:{number}"
+
+    def write_many(
+        self,
+        session_id: str | None,
+        stream: str,
+        events: t.Sequence[tuple[int, t.Any]],
+        carries: t.Any = None,
+        timeout: int | None = None,
+    ) -> None:
+        """Store *events*, ``(number, message)`` pairs in order, in a request's stream, which only its handler writes.
+
+        The handler numbers its events itself, so no counter needs an atomic
+        increment: the events and then the counter (what readers and the
+        watcher look at) go in one ``set_many``, one round trip on Redis. A
+        message is its JSON as sent (bytes) or a dict; readers get a dict.
+
+        :param carries: the request the stream carries, noted with these events
+            (:meth:`begin`), or ``None`` when already noted.
+        :param timeout: seconds the entries live (the events' lifetime when not given).
+        """
+        keys, carried, counter = _stream_keys(session_id, stream)
+        entries: dict[str, t.Any] = {f"{keys}{number}": message for number, message in events}
         if carries is not None:
             entries[carried] = {"request": carries}
-        entries[counter] = number
-        self.cache.set_many(entries, timeout=self.ttl)
-        return f"{stream}:{number}"
+        if events:
+            entries[counter] = events[-1][0]
+        if entries:
+            self.cache.set_many(entries, timeout=self.ttl if timeout is None else timeout)
 
     def delivered(self, session_id: str | None, stream: str, last: int) -> None:
         """Stream *stream*, events 1 to *last*, reached its client whole: keep it :data:`DELIVERED_GRACE` seconds only.
@@ -174,20 +191,20 @@ class EventLog:
             message = self.cache.get(self._key("ev", session_id, stream, number))
             if message is None:
                 return found
-            found.append((f"{stream}:{number}", message))
+            # A request's events are kept as the JSON they were sent as.
+            found.append((f"{stream}:{number}", json.loads(message) if type(message) is bytes else message))
 
 
 @functools.lru_cache(maxsize=1024)
 def _stream_keys(session_id: str | None, stream: str) -> tuple[str, str, str]:
     """The keys of a stream being written: its events' (a prefix, the number after it), its note, its counter.
 
-    Kept for the streams written lately: a stream's handler writes each of its events with them.
+    Kept for the streams written lately: a stream's handler may write its events in several batches.
+    Never the broadcast stream's (:meth:`EventLog.append` writes that).
     """
-    return (
-        EventLog._key("ev", session_id, stream, ""),
-        EventLog._key("evq", session_id, stream),
-        EventLog._key("evn", session_id, stream),
-    )
+    # EventLog._key of each family, the owner's tag found once.
+    owner = tag(session_id if session_id is not None else stream)
+    return f"ev:{owner}:{stream}:", f"evq:{owner}:{stream}", f"evn:{owner}:{stream}"
 
 
 class Reader:

@@ -20,6 +20,11 @@ and the method table) costs more than the work itself. The lane is two steps:
    found the tool: when that changed the tool's straight path (the tool was
    disabled, removed or replaced), :func:`answer` declines too, nothing run,
    and the general path answers with the registry as it now is.
+
+A tool that takes a :class:`~flask_mcp.Context` takes the lane in a
+handshake session: its call runs beside its response as on the general
+path (:func:`~flask_mcp.transport.streaming.respond_with`), its context
+built straight from the call.
 """
 
 from __future__ import annotations
@@ -28,14 +33,16 @@ import time
 import typing as t
 
 from ..core.audit_calls import SeenClient, error_outcome, record_call, result_outcome
+from ..core.client import Call
 from ..core.modern import completed
 from ..protocol import jsonrpc
 from ..protocol.envelope import CLIENT_INFO, PROTOCOL_VERSION, check_version_of, read_envelope, served_revision
 from ..protocol.jsonrpc import MAX_ID_INTEGER, MCPError
 from ..protocol.versions import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from .routing_headers import check_routing_headers, plain_tool_call_headers
-from .session_lookup import SESSION_KEY, check_session
+from .session_lookup import SESSION_KEY, check_session, session_of
 from .status import json_answer
+from .streaming import respond_with
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
@@ -46,6 +53,7 @@ if t.TYPE_CHECKING:
     from ..core.plain_calls import PlainCall
     from ..core.server import Server
     from ..policies.principal import Principal
+    from .channel import HTTPChannel
 
 __all__ = ["LaneCall", "answer", "recognise"]
 
@@ -105,6 +113,8 @@ def recognise(state: MCPState, environ: WSGIEnvironment, payload: t.Any) -> Lane
     plain = server.plain_call(name)
     if plain is None:
         return None
+    if plain.context is not None and (modern or state.mailbox is None or server.audit is not None):
+        return None  # a tool that talks back: the lane has it in a handshake session, when not audited
     if modern and not _modern_checks_pass(state, environ, params, meta, plain):
         return None
     kwargs = plain.load(arguments)
@@ -136,6 +146,8 @@ def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal:
     :raises Reject: the handshake session is missing or unknown (as on the general path).
     """
     server = state.server
+    if call.plain.context is not None:
+        return _streamed(state, environ, call, principal)
     described = None
     if call.modern or state.settings.stateless:
         state.keep_in_step()
@@ -151,6 +163,25 @@ def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal:
     else:
         response = server.respond(call.request_id, "tools/call", plain.run, server, kwargs)
     return json_answer(state, response, modern)
+
+
+def _streamed(
+    state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal: Principal | None
+) -> Response | None:
+    # The context reads the session's client state (its capabilities, its log level), as on the general path.
+    session = session_of(state, environ, call.request_id, principal)
+    server, plain = state.server, call.plain
+    if server.registry.tools is not call.tools and server.plain_call(call.name) is not plain:
+        return None  # as in answer()
+    client = session.state
+    client.session_id = session.id
+
+    def handle(channel: HTTPChannel) -> dict[str, t.Any]:
+        context = Call(server, client, "tools/call", call.params, call.request_id, channel, principal).context()
+        kwargs = {**call.kwargs, t.cast(str, plain.context): context}
+        return server.respond(call.request_id, "tools/call", plain.run, server, kwargs)
+
+    return respond_with(state, call.request_id, handle, client, session)
 
 
 def _audited(

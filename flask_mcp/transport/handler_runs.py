@@ -57,6 +57,8 @@ KEEPALIVE = "keep-alive"
 #: What a handler gives its response: (kind, event id, JSON-RPC message).
 Item = tuple[str, str | None, t.Any]
 _PAUSE: Item = (KEEPALIVE, None, None)
+#: What a runner hands its reader when the handler's run is over.
+_ENDED = object()
 
 
 class HandlerRun(t.Protocol):
@@ -109,6 +111,9 @@ class InlineRun:
 
     Items put from another thread (a handler's own worker threads) cannot
     switch: they wait in order and go out when the handler next gives way.
+    The greenlet is one of the thread's runners (:func:`_runner`): it runs
+    one handler after another, so that a call does not pay for a greenlet's
+    start (a stack of its own for Python's frames, mapped and unmapped).
 
     :param keepalive: seconds without a turn after which :meth:`pause` gives the response one.
     """
@@ -123,22 +128,39 @@ class InlineRun:
         self.reader = greenlet.getcurrent()
         self.foreign: collections.deque[Item] = collections.deque()
         self.last: Item | None = None
+        #: The handler's run, until its runner is first switched to.
+        self._job: t.Callable[[], greenlet.greenlet] | None = None
+        #: Set when the handler's run is over: its runner serves another request, or has ended.
+        self.ended = False
 
     def start(self, work: t.Callable[[], None], name: str) -> None:
-        """Make the greenlet that runs *work* in the request's context variables; :meth:`get` starts it."""
-        self.greenlet = greenlet.greenlet(functools.partial(self._run, work, _cv_app.get(None)))
-        self.greenlet.gr_context = contextvars.copy_context()
+        """Take a runner for *work*, in the request's context variables; :meth:`get` starts it."""
+        run = self.greenlet = _runner()
+        run.gr_context = contextvars.copy_context()
+        run.parent = self.reader  # should the run ever raise, the request gets the exception
+        self._job = functools.partial(self._run, work, _cv_app.get(None))
 
-    def _run(self, work: t.Callable[[], None], view_context: AppContext | None) -> None:
+    def _run(self, work: t.Callable[[], None], view_context: AppContext | None) -> greenlet.greenlet:
         self.due = time.monotonic() + self.keepalive
-        if view_context is None:
-            work()
-            return
-        # An app context of its own, torn down when the handler ends: the view's is torn
-        # down when the view returns (Flask's teardown, a database session), which may be
-        # halfway through the handler.
-        with view_context.app.app_context():
-            work()
+        try:
+            if view_context is None:
+                work()
+            else:
+                # An app context of its own, torn down when the handler ends: the view's is torn
+                # down when the view returns (Flask's teardown, a database session), which may be
+                # halfway through the handler.
+                with view_context.app.app_context():
+                    work()
+        finally:
+            self.ended = True
+        return self.reader
+
+    def _resume(self) -> t.Any:
+        """Switch to the handler until it gives an item, or ends (:attr:`ended`)."""
+        run = t.cast(greenlet.greenlet, self.greenlet)
+        self.reader = greenlet.getcurrent()
+        job, self._job = self._job, None
+        return run.switch(job) if job is not None else run.switch()
 
     def put(self, item: Item, last: bool = False) -> None:
         """Switch to the reader with *item* (the last one is kept for it: the handler ends next)."""
@@ -160,16 +182,14 @@ class InlineRun:
         """Run the handler until its next item (*timeout* does not apply: the handler pauses itself)."""
         if self.foreign:
             return self.foreign.popleft()
-        run = t.cast(greenlet.greenlet, self.greenlet)
-        if not run.dead:
+        if not self.ended:
             if threading.get_ident() != self.thread:
                 raise RuntimeError(
                     "this WSGI server reads the response in another thread than the request's: "
                     "set MCP_STREAM_THREADS = True"
                 )
-            self.reader = greenlet.getcurrent()
-            item = run.switch()
-            if not run.dead:
+            item = self._resume()
+            if not self.ended:
                 return t.cast(Item, item)
             if self.foreign:  # put by other threads before the handler's end
                 return self.foreign.popleft()
@@ -185,15 +205,40 @@ class InlineRun:
 
     def finish(self) -> None:
         """Run the handler to its end, its further items unread (the event log keeps them)."""
-        run = self.greenlet
-        if run is None or run.dead:
+        if self.greenlet is None or self.ended:
             return
         if threading.get_ident() != self.thread:
             logger.error("MCP: a streamed handler was left unfinished: its response was closed in another thread")
             return
-        self.reader = greenlet.getcurrent()
-        while not run.dead:
-            run.switch()
+        while not self.ended:
+            self._resume()
+
+
+#: Idle runners a thread keeps at most (a server that runs many requests in one thread, gevent's,
+#: keeps as many as ran at once, up to this).
+MAX_IDLE_RUNNERS = 8
+_idle = threading.local()
+
+
+def _runner() -> greenlet.greenlet:
+    """An idle runner of this thread, or a new one."""
+    runners: list[greenlet.greenlet] | None = getattr(_idle, "runners", None)
+    if runners:
+        return runners.pop()
+    return greenlet.greenlet(_serve)
+
+
+def _serve(job: t.Callable[[], greenlet.greenlet]) -> object:
+    """A runner's life: run a handler, wait idle for the next one (or end, when enough wait already)."""
+    while True:
+        reader = job()
+        runners: list[greenlet.greenlet] | None = getattr(_idle, "runners", None)
+        if runners is None:
+            runners = _idle.runners = []
+        if len(runners) >= MAX_IDLE_RUNNERS:
+            return _ENDED
+        runners.append(greenlet.getcurrent())
+        job = reader.switch(_ENDED)
 
 
 def handler_run(threads: bool, keepalive: float) -> HandlerRun:

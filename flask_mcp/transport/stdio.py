@@ -41,9 +41,9 @@ from ..protocol.envelope import is_modern
 from ..protocol.jsonrpc import MCPError
 from ..protocol.params import validate_notification_params
 from ..stores.events import BROADCAST
+from .channel import REQUEST_CANCELLED, REQUEST_TIMEOUT
 from .listen import IDLE, follow, subscription_of
 from .stdout import stdout_to_stderr
-from .streaming import REQUEST_CANCELLED, REQUEST_TIMEOUT
 
 if t.TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment

@@ -9,34 +9,28 @@ a notification or a server-to-client request switches the answer to
 Requests to handlers without a context never come here: they keep the
 synchronous JSON path.
 
-Answers to server-to-client requests arrive on other POSTs, in any thread,
-process or host; they travel through the session cache
-(:class:`~flask_mcp.stores.mailbox.Mailbox`), never through process memory.
+The handler's messages reach the response through its
+:class:`~flask_mcp.transport.channel.HTTPChannel`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import itertools
-import json
 import logging
 import queue
-import secrets
-import threading
 import time
 import typing as t
 
 from flask import Response, request, stream_with_context
 
-from ..core.context import NoAnswer
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 from ..stores.events import BROADCAST, GAP_GRACE, parse_event_id
 from ..stores.failures import unavailable
 from .answer import JSONAnswer
+from .channel import HTTPChannel
 from .deadline import socket_of
-from .handler_runs import CLOSE, DONE, KEEPALIVE, MESSAGE, HandlerRun, Item, handler_run
+from .handler_runs import CLOSE, DONE, KEEPALIVE, Item, handler_run
 from .lost_requests import LostRequest
 from .status import http_status
 
@@ -45,17 +39,12 @@ if t.TYPE_CHECKING:
     from ..core.client import ClientState
     from ..policies.principal import Principal
     from ..stores.events import EventLog
-    from ..stores.mailbox import Mailbox
     from ..stores.sessions import Session
 
-__all__ = ["HTTPChannel", "respond", "resume_or_listen", "sse_event"]
+__all__ = ["respond", "respond_with", "resume_or_listen", "sse_event"]
 
 logger = logging.getLogger("flask_mcp")
 
-#: Error code when the client did not answer a server-to-client request in time.
-REQUEST_TIMEOUT = -32001
-#: Error code when the client cancelled the request while a handler waited for its answer.
-REQUEST_CANCELLED = -32800
 #: Seconds a client refused for lack of stream slots is told to wait.
 STREAM_RETRY_AFTER = 5
 
@@ -71,156 +60,6 @@ def sse_event(data: bytes, event_id: str | None = None, retry_ms: int | None = N
         lines.append(b"event: message")
     lines.append(b"data: " + data)
     return b"\n".join(lines) + b"\n\n"
-
-
-class HTTPChannel:
-    """The :class:`~flask_mcp.core.context.Channel` of one POST handled with SSE.
-
-    Every message is appended to the session's event log (so the stream can
-    be resumed with ``Last-Event-ID``, in any process) and handed to the
-    live stream, if it is still open.
-
-    :param run: how the handler and its response take turns (a new :class:`InlineRun` when not given).
-    """
-
-    def __init__(
-        self,
-        state: MCPState,
-        client: ClientState,
-        request_id: jsonrpc.RequestId,
-        modern: bool = False,
-        run: HandlerRun | None = None,
-    ) -> None:
-        self.state = state
-        self.client = client
-        self.request_id = request_id
-        #: A modern-era stream: no event ids (nothing can be resumed), and closing it cancels the request.
-        self.modern = modern
-        #: Set when the client went away before the response (modern era: that is cancellation).
-        self.abandoned = False
-        self.stream_id = secrets.token_urlsafe(9)
-        self.run = run if run is not None else handler_run(state.settings.stream_threads, state.settings.sse_keepalive)
-        self._numbers = itertools.count(1)
-        self._last_number = 0
-        #: Set by the first message: from then on the answer is an event stream.
-        self.streaming = False
-        # Guards the switch: the final response must know whether a stream began.
-        self.lock = threading.RLock()
-        #: Whether the event log knows which request this stream carries.
-        self._begun = False
-
-    def send(self, kind: str, message: dict[str, t.Any], last: bool = False) -> None:
-        """Log *message* under the next event id of this stream and hand it to the stream."""
-        self._send(kind, message, None, last)
-
-    def _send(self, kind: str, message: dict[str, t.Any] | None, raw: bytes | None, last: bool) -> None:
-        """Send *message* (or *raw*, its JSON: the log gets it decoded)."""
-        with self.lock:
-            self.streaming = True
-            if self.modern:  # nothing to resume: no event ids, no log
-                self.run.put((kind, None, message if raw is None else raw), last)
-                return
-            number = self._last_number = next(self._numbers)
-            events, session_id = self.state.events, self.client.session_id
-            if events is not None and session_id is not None:
-                try:
-                    logged = message if message is not None else json.loads(t.cast(bytes, raw))
-                    carries = None if self._begun else self.request_id
-                    events.write(session_id, self.stream_id, number, logged, carries)
-                    self._begun = True
-                except self.state.store_errors:
-                    # The store is down: the live stream still gets the message (and ends
-                    # with the response); only resuming it later is lost.
-                    logger.warning("MCP store unavailable: event of stream %s not logged", self.stream_id)
-            self.run.put((kind, f"{self.stream_id}:{number}", message if raw is None else raw), last)
-
-    def finish(self, response: dict[str, t.Any]) -> None:
-        """Deliver the final response: plain JSON if nothing was streamed, else the last event.
-
-        Either way its bytes are those of the plain answer (the server's serializer).
-        """
-        with self.lock:
-            if self.streaming:
-                self._send(DONE, None, self.state.server.serialize(response), last=True)
-            else:
-                self.run.put((DONE, None, response), last=True)
-
-    def delivered(self) -> None:
-        """The stream reached the client whole: its log need only outlive a client that lost the last bytes."""
-        events, session_id = self.state.events, self.client.session_id
-        if events is None or session_id is None or not self._begun:
-            return
-        # The store is down: the entries expire with the events' lifetime instead.
-        with contextlib.suppress(*self.state.store_errors):
-            events.delivered(session_id, self.stream_id, self._last_number)
-
-    def notify(self, method: str, params: dict[str, t.Any]) -> None:
-        """Send a notification on the event stream."""
-        self.send(MESSAGE, {"jsonrpc": "2.0", "method": method, "params": params})
-
-    def _begin(self) -> None:
-        """Before the stream's first event (or its closing): note whose stream it is, for whoever resumes it."""
-        events, session_id = self.state.events, self.client.session_id
-        if not self._begun and not self.modern and events is not None and session_id is not None:
-            events.begin(session_id, self.stream_id, self.request_id)
-            self._begun = True
-
-    def close_stream(self) -> None:
-        """End the live stream now; later messages wait in the log for the client to resume."""
-        with self.lock:
-            try:
-                self._begin()
-            except self.state.store_errors:
-                logger.warning("MCP store unavailable: stream %s not noted", self.stream_id)
-            self.streaming = True
-            self.run.put((CLOSE, None, None))
-
-    def end_without_response(self) -> None:
-        """The request was cancelled: its stream ends, now and for whoever resumes it, with no response."""
-        with self.lock:
-            try:
-                self._begin()
-                if self._begun:
-                    t.cast("EventLog", self.state.events).end(t.cast(str, self.client.session_id), self.stream_id)
-            except self.state.store_errors:
-                logger.warning("MCP store unavailable: the end of stream %s not logged", self.stream_id)
-            self.streaming = True
-            self.run.put((CLOSE, None, None), last=True)
-
-    def request(self, method: str, params: dict[str, t.Any], timeout: float) -> dict[str, t.Any]:
-        """Send a request on the stream and wait for the answer through the session cache."""
-        mailbox = t.cast("Mailbox", self.state.mailbox)
-        session_id = t.cast(str, self.client.session_id)
-        outgoing_id = f"srv-{secrets.token_urlsafe(12)}"
-        mailbox.expect(session_id, outgoing_id)
-        self.send(MESSAGE, {"jsonrpc": "2.0", "id": outgoing_id, "method": method, "params": params})
-        # While it waits, the stream sends its keep-alives (an inline handler gives it a turn).
-        owner, pause = self.request_id, self.run.pause
-        answer = mailbox.wait(session_id, outgoing_id, timeout, self.cancelled, owner=owner, idle=pause)
-        if answer is None and self.cancelled():
-            raise NoAnswer(REQUEST_CANCELLED, f"the request was cancelled while waiting for {method}")
-        if answer is None:
-            raise NoAnswer(REQUEST_TIMEOUT, f"the client did not answer {method} within {timeout:g} seconds")
-        if answer.get("error") is not None:
-            error = answer["error"]
-            raise MCPError(error.get("code", jsonrpc.INTERNAL_ERROR), error.get("message", ""), error.get("data"))
-        return t.cast(dict[str, t.Any], answer.get("result") or {})
-
-    def unavailable(self) -> str | None:
-        """Requests to the client need a session: its answer comes back on another POST."""
-        if self.state.mailbox is None or self.client.session_id is None:
-            return "a session (the server is stateless)"
-        return None
-
-    def cancelled(self) -> bool:
-        """Whether ``notifications/cancelled`` arrived for this request, or its modern stream was closed."""
-        # A handler looking is a handler that may give its stream a turn: a keep-alive that fails to
-        # reach the client is how a modern stream's closing (its cancellation) is seen.
-        self.run.pause()
-        if self.abandoned:
-            return True
-        mailbox, session_id = self.state.mailbox, self.client.session_id
-        return mailbox is not None and session_id is not None and mailbox.is_cancelled(session_id, self.request_id)
 
 
 def respond(
@@ -242,45 +81,65 @@ def respond(
     :param modern: a modern-era request: its errors carry the revision's
         HTTP statuses, its stream has no event ids, and closing it cancels the handler.
     """
+
+    def handle(channel: HTTPChannel) -> dict[str, t.Any] | None:
+        return state.server.handle(message, client, channel, principal)
+
+    return respond_with(state, message.id, handle, client, session, modern)
+
+
+def respond_with(
+    state: MCPState,
+    request_id: jsonrpc.RequestId,
+    handle: t.Callable[[HTTPChannel], dict[str, t.Any] | None],
+    client: ClientState,
+    session: Session | None = None,
+    modern: bool = False,
+) -> Response:
+    """:func:`respond` with *handle*, which answers the request *request_id* given its channel.
+
+    The fast lane's call of a tool that takes a :class:`~flask_mcp.Context`
+    (:mod:`~flask_mcp.transport.fast_lane`) runs its tool straight from here.
+    """
     run = handler_run(state.settings.stream_threads, state.settings.sse_keepalive)
-    channel = HTTPChannel(state, client, message.id, modern, run)
+    channel = HTTPChannel(state, client, request_id, modern, run)
     session_id = client.session_id
     mailbox = state.mailbox
-    if mailbox is not None and session_id is not None and not mailbox.claim(session_id, message.id):
+    if mailbox is not None and session_id is not None and not mailbox.claim(session_id, request_id):
         error = MCPError(
-            jsonrpc.INVALID_REQUEST, f"Invalid Request: id {message.id!r} is already in use in this session"
+            jsonrpc.INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in use in this session"
         )
-        return JSONAnswer(jsonrpc.encode(jsonrpc.failure(message.id, error)), 409)
+        return JSONAnswer(jsonrpc.encode(jsonrpc.failure(request_id, error)), 409)
 
     def work() -> None:
         response: dict[str, t.Any] | None = None
         try:
-            response = state.server.handle(message, client, channel, principal)
+            response = handle(channel)
             if client.changed and session is not None and state.sessions is not None:
                 state.sessions.store(session)
             elif client.changed and session_id is not None and state.sessions is not None:
                 state.sessions.save(session_id, client)
         except state.store_errors as exc:
-            response = jsonrpc.failure(message.id, unavailable(exc))
+            response = jsonrpc.failure(request_id, unavailable(exc))
         finally:
             cancelled = False
             try:
                 # Read before release, which clears the cancellation with the in-flight marker.
                 cancelled = channel.cancelled()
                 if mailbox is not None and session_id is not None:
-                    mailbox.release(session_id, message.id)
+                    mailbox.release(session_id, request_id)
             except state.store_errors:
                 # The marker expires on its own once no heartbeat renews it.
-                logger.warning("MCP store unavailable while ending request %r", message.id)
+                logger.warning("MCP store unavailable while ending request %r", request_id)
             if cancelled:
                 # The specification: a cancelled request gets no response; its stream just ends.
                 channel.end_without_response()
             else:
                 if response is None:
-                    response = jsonrpc.failure(message.id, state.server.internal_error(RuntimeError("handler failed")))
+                    response = jsonrpc.failure(request_id, state.server.internal_error(RuntimeError("handler failed")))
                 channel.finish(response)
 
-    run.start(work, f"mcp-request-{message.id}")
+    run.start(work, f"mcp-request-{request_id}")
     first = run.get()
     while first[0] == KEEPALIVE:  # nothing to answer yet
         first = run.get()
@@ -314,7 +173,7 @@ def _post_stream(state: MCPState, channel: HTTPChannel, first: Item) -> t.Iterat
             if kind == KEEPALIVE:
                 yield b": keep-alive\n\n"  # the handler waits for the client
             else:
-                yield sse_event(payload if type(payload) is bytes else jsonrpc.encode(payload), event_id)
+                yield sse_event(payload, event_id)
             if kind == DONE:
                 finished = True
                 channel.delivered()
@@ -329,6 +188,7 @@ def _post_stream(state: MCPState, channel: HTTPChannel, first: Item) -> t.Iterat
         if not finished:
             # The client closed the stream before the response: in the modern era that cancels the request.
             channel.abandoned = channel.modern
+            channel.abandon()
             channel.run.finish()
 
 

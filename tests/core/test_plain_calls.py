@@ -157,7 +157,26 @@ def _any_keyword(mcp: MCP) -> None:
         return a
 
 
-@pytest.mark.parametrize("register", [_context, _named_context, _data, _user, _request, _any_keyword])
+def test_a_function_that_takes_a_context_has_a_plan_the_transport_gives_the_context_to(
+    mcp: MCP, make_app: t.Callable[..., Flask]
+) -> None:
+    @mcp.tool()
+    def short(a: int, ctx: Context) -> int:
+        return a
+
+    @mcp.tool()
+    def named(a: int, context: Context) -> int:
+        return a
+
+    app = make_app(mcp)
+    for tool, name in (("short", "ctx"), ("named", "context")):
+        plain = plan(app, tool)
+        assert plain is not None and plain.context == name
+        assert plain.load({"a": 1}) == {"a": 1}  # the transport adds the context
+        assert plain.load({"a": 1, name: 1}) is None  # not an argument the client can set
+
+
+@pytest.mark.parametrize("register", [_named_context, _data, _user, _request, _any_keyword])
 def test_a_function_that_takes_what_the_server_supplies_gives_none(
     mcp: MCP, make_app: t.Callable[..., Flask], register: t.Callable[[MCP], None]
 ) -> None:

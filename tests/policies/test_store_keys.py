@@ -5,6 +5,8 @@ from __future__ import annotations
 import typing as t
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flask_mcp.policies import store_keys
 from flask_mcp.policies.store_keys import (
@@ -51,3 +53,17 @@ def test_the_table_names_every_key_of_the_session_ends() -> None:
         assert f"``{family}``" in table, family
     assert made[:3] == ["sess-end:{7}:1", "sess-end-n:{7}", "sess-sweep:{7}"]
     assert made[3] == key("sess-ended", "s1")
+
+
+@settings(max_examples=200, database=None)
+@given(owner=st.text(max_size=200))
+def test_the_tags_kept_are_those_of_short_owners_and_the_same_as_worked_out(owner: str) -> None:
+    """What a client sends (a session id, a subject) costs the cache of tags at most 4096 short strings."""
+    if store_keys._short_tag.cache_info().currsize >= 4000:
+        store_keys._short_tag.cache_clear()  # room for this example's owner: what is kept is then seen
+    before = store_keys._short_tag.cache_info()
+    assert tag(owner) == store_keys._tag(owner)
+    after = store_keys._short_tag.cache_info()
+    kept = after.currsize - before.currsize
+    assert kept == (1 if len(owner) <= 64 and after.misses > before.misses else 0)
+    assert after.maxsize == 4096 and after.currsize <= after.maxsize

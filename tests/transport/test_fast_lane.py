@@ -15,7 +15,9 @@ import contextlib
 import dataclasses
 import json
 import logging
+import re
 import typing as t
+from pathlib import Path
 
 import pytest
 from flask import Blueprint, Flask, abort
@@ -843,7 +845,6 @@ GENERAL_ONLY: list[tuple[str, Setup, dict[str, t.Any], dict[str, t.Any]]] = [
     ("public permissions on a guarded server", _special(), {"default_permissions": [Authenticated]}, {}),
     ("rate_limit", _special(rate_limit="1000/minute"), {}, {}),
     ("task support", _special(task="optional"), {}, {}),
-    ("a Context parameter", _with_context, {}, {}),
     ("a data parameter", _with_data, {}, {}),
     ("a user parameter", _with_user, {}, {}),
     ("cached results", _special(cache=60, annotations={"readOnlyHint": True}), {}, {}),
@@ -879,6 +880,58 @@ def test_tools_the_lane_leaves_alone_are_answered_alike(
     assert pair.plain_call("special") is None
     if not config and not options and setup not in (_before, _after, _on_error):
         assert pair.plain_call("add") is not None  # the other tools still take it
+
+
+# -- tools that talk back ------------------------------------------------------------------------
+
+
+def _talking(mcp: MCP) -> None:
+    @mcp.tool(name="special")
+    def special(a: int, ctx: Context) -> int:
+        ctx.report_progress(1, total=2)
+        ctx.info(f"a is {a}")
+        ctx.report_progress(2, total=2)
+        return a + (ctx.request_id is not None)
+
+
+def _named_streams(answer: Answer) -> Answer:
+    # Each stream is named anew: the same events in a stream of another name are the same answer.
+    raw = re.sub(rb"(?m)^id: [A-Za-z0-9_-]+:", b"id: S:", answer.raw)
+    return dataclasses.replace(answer, raw=raw, body=raw if answer.body == answer.raw else answer.body)
+
+
+@pytest.mark.parametrize("setup", [_with_context, _talking], ids=["quiet", "streamed"])
+@pytest.mark.parametrize("meta", [None, {"progressToken": "p-1"}], ids=["no token", "a progress token"])
+def test_a_tool_that_takes_a_context_takes_the_lane_in_a_handshake_session(
+    twins: t.Callable[..., Twins], setup: Setup, meta: dict[str, t.Any] | None
+) -> None:
+    """Answered alike, byte for byte but the stream's name, whether it streams or not."""
+    pair = twins(setup)
+    pair.open_sessions()
+    for arguments, lane in (({"a": 1}, True), ({"a": "x"}, False), ({}, False)):
+        params = {"name": "special", "arguments": arguments, **({"_meta": meta} if meta else {})}
+        served, general, taken = pair.send(message(params), handshake_headers())
+        assert _named_streams(served) == _named_streams(general)
+        assert taken is lane
+        if lane and meta and setup is _talking:
+            assert served.raw.count(b"notifications/progress") == 2
+    assert pair.plain_call("special").context == "ctx"
+
+
+def test_a_tool_that_takes_a_context_leaves_the_modern_era_to_the_general_path(twins: t.Callable[..., Twins]) -> None:
+    pair = twins(_talking)
+    pair.open_sessions()
+    send_in("modern", pair, {"name": "special", "arguments": {"a": 1}, "_meta": {"progressToken": "p"}}, lane=False)
+
+
+def test_a_tool_that_takes_a_context_leaves_an_audited_server_to_the_general_path(
+    twins: t.Callable[..., Twins], tmp_path: Path
+) -> None:
+    pair = twins(_talking, None, MCP_AUDIT=True, MCP_AUDIT_DATABASE_URI=f"sqlite:///{tmp_path / 'audit.sqlite3'}")
+    pair.open_sessions()
+    params = {"name": "special", "arguments": {"a": 1}, "_meta": {"progressToken": "p"}}
+    served, general, taken = pair.send(message(params), handshake_headers())
+    assert _named_streams(served) == _named_streams(general) and not taken
 
 
 @pytest.mark.parametrize("era", ERAS)

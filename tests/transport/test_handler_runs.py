@@ -14,10 +14,13 @@ import typing as t
 
 import pytest
 from flask import Flask
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flask_mcp import MCP, Context
 from flask_mcp.protocol.envelope import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from flask_mcp.testing.client import ACCEPT
+from flask_mcp.transport import handler_runs
 from flask_mcp.transport.handler_runs import DONE, MESSAGE, InlineRun
 
 MODERN = "2026-07-28"
@@ -199,7 +202,7 @@ def test_an_inline_run_hands_over_items_in_order_and_keeps_the_last() -> None:
     assert run.get() == (MESSAGE, "1", {}) and given == []
     assert run.get() == (MESSAGE, "2", {}) and given == ["after 1"]
     assert run.get() == (DONE, "3", {}) and given == ["after 1", "after 2", "ended"]
-    assert run.greenlet is not None and run.greenlet.dead
+    assert run.ended
 
 
 def test_an_inline_run_hands_over_what_other_threads_put_before_the_handler_ended_then_its_response() -> None:
@@ -214,3 +217,75 @@ def test_an_inline_run_hands_over_what_other_threads_put_before_the_handler_ende
     run.start(work, "r")
     assert run.get() == (MESSAGE, "from a worker", {})
     assert run.get() == (DONE, "last", {})
+
+
+def _two_items(run: InlineRun) -> t.Callable[[], None]:
+    def work() -> None:
+        run.put((MESSAGE, "1", {}))
+        run.put((DONE, "2", {}), last=True)
+
+    return work
+
+
+def _idle_runners() -> list[t.Any]:
+    return list(getattr(handler_runs._idle, "runners", []))
+
+
+def test_a_thread_runs_one_handler_after_another_in_the_same_runner() -> None:
+    """A greenlet's start maps a stack of its own: a call that ended hands its runner to the next."""
+    first = InlineRun()
+    first.start(_two_items(first), "a")
+    assert first.get() == (MESSAGE, "1", {}) and first.get() == (DONE, "2", {})
+    second, third = InlineRun(), InlineRun()
+    second.start(_two_items(second), "b")
+    assert second.greenlet is first.greenlet
+    assert second.get() == (MESSAGE, "1", {})  # the runner is busy with it: the next call takes another
+    third.start(_two_items(third), "c")
+    assert third.greenlet is not second.greenlet
+    for run in (third, second):
+        run.finish()
+        assert run.ended and run.get() == (DONE, "2", {})
+
+
+@settings(max_examples=10, deadline=None, database=None)
+@given(at_once=st.integers(min_value=0, max_value=2 * handler_runs.MAX_IDLE_RUNNERS))
+def test_a_thread_keeps_at_most_max_idle_runners(at_once: int) -> None:
+    """As many handlers as ran at once in one thread (gevent's requests), up to the bound, wait idle."""
+
+    def in_a_thread() -> None:
+        runs = [InlineRun() for _ in range(at_once)]
+        for run in runs:
+            run.start(_two_items(run), "r")
+            assert run.get() == (MESSAGE, "1", {})
+        for run in runs:
+            assert run.get() == (DONE, "2", {})
+        idle = _idle_runners()
+        assert len(idle) == min(at_once, handler_runs.MAX_IDLE_RUNNERS)
+        assert all(not runner.dead for runner in idle)
+
+    failures: queue.Queue[BaseException] = queue.Queue()
+
+    def checked() -> None:
+        try:
+            in_a_thread()
+        except BaseException as exc:
+            failures.put(exc)
+
+    thread = threading.Thread(target=checked)  # a thread of its own: no runner idles in it yet
+    thread.start()
+    thread.join()
+    if not failures.empty():
+        raise failures.get()
+
+
+def test_a_handler_that_raises_past_its_run_reaches_the_request() -> None:
+    """Nothing is lost to the runner's loop: what escapes the handler reaches the view or response."""
+    run = InlineRun()
+
+    def work() -> None:
+        raise KeyboardInterrupt
+
+    run.start(work, "r")
+    with pytest.raises(KeyboardInterrupt):
+        run.get()
+    assert run.ended
