@@ -50,6 +50,7 @@ from ..stores.waker import Waker
 from ..telemetry import TelemetrySettings, tracer_for
 from ..transport.guard import RequestGuard
 from ..transport.stream_slots import StreamSlots
+from ..transport.waiting_slots import WaitingSlots
 from . import caches
 from .oversight import approvals_for, audit_for
 
@@ -96,6 +97,8 @@ class MCPState:
     waker: Waker = dataclasses.field(default_factory=Waker)
     #: GET streams this process holds open (counted against ``MCP_MAX_STREAMS``).
     streams: StreamSlots = dataclasses.field(default_factory=lambda: StreamSlots(32))
+    #: Handlers waiting for their caller's answers in this process (``MCP_MAX_WAITING_PER_CALLER`` a caller).
+    waiting: WaitingSlots = dataclasses.field(default_factory=lambda: WaitingSlots(4))
     #: The cache of short-lived cross-request entries, for other parts of the app (the OAuth server's
     #: fetched client documents); ``None`` with a NullCache.
     ephemeral_cache: Cache | None = None
@@ -411,6 +414,7 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         store_is_shared=not is_process_local(backend),
         waker=waker,
         streams=StreamSlots(settings.max_streams),
+        waiting=WaitingSlots(settings.max_waiting_per_caller),
         ephemeral_cache=None if isinstance(app.extensions["cache"][ephemeral], NullCache) else ephemeral,
         settings_read={key: value for key, value in app.config.items() if key.startswith(settings.config_prefix + "_")},
     )

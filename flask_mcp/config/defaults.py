@@ -214,6 +214,9 @@ DEFAULTS: dict[str, t.Any] = {
     # GET event streams one process holds open at once; past it GET gets 503.
     # Keep it below the worker's thread count (gthread: --threads).
     "MCP_MAX_STREAMS": 32,
+    # Handlers of one caller waiting at once in a process for that caller's answers (each holds a
+    # thread); the next question fails at once. Keep it below the worker's thread count too.
+    "MCP_MAX_WAITING_PER_CALLER": 4,
     # Seconds a GET stream stays open without sending an event; the client reconnects with Last-Event-ID.
     "MCP_SSE_IDLE_TIMEOUT": 60,
     # Most events replayed to a client resuming a stream; older ones are skipped.

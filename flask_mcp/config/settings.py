@@ -153,6 +153,7 @@ class Settings:
     max_subscriptions: int | None = 100
     inflight_ttl: int = 60
     max_streams: int = 32
+    max_waiting_per_caller: int = 4
     sse_idle_timeout: float = 60.0
     sse_replay_max: int = 100
     sse_replay_age: int = 300
@@ -258,6 +259,7 @@ class Settings:
             max_subscriptions=optional_positive(config, "MCP_MAX_SUBSCRIPTIONS"),
             inflight_ttl=positive(config, "MCP_INFLIGHT_TTL"),
             max_streams=positive(config, "MCP_MAX_STREAMS"),
+            max_waiting_per_caller=positive(config, "MCP_MAX_WAITING_PER_CALLER"),
             sse_idle_timeout=float(config["MCP_SSE_IDLE_TIMEOUT"]),
             sse_replay_max=positive(config, "MCP_SSE_REPLAY_MAX"),
             sse_replay_age=positive(config, "MCP_SSE_REPLAY_AGE"),

@@ -19,6 +19,7 @@ import typing as t
 from time import monotonic
 
 from ..core.context import NoAnswer
+from ..policies.ratelimit import caller_key
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import MCPError
 from ..stores.events import DELIVERED_GRACE
@@ -27,10 +28,11 @@ from .handler_runs import CLOSE, DONE, MESSAGE, HandlerRun, handler_run
 if t.TYPE_CHECKING:
     from ..binding.state import MCPState
     from ..core.client import ClientState
+    from ..policies.principal import Principal
     from ..stores.events import EventLog
     from ..stores.mailbox import Mailbox
 
-__all__ = ["LOG_DELAY", "REQUEST_CANCELLED", "REQUEST_TIMEOUT", "HTTPChannel"]
+__all__ = ["LOG_DELAY", "REQUEST_CANCELLED", "REQUEST_TIMEOUT", "TOO_MANY_WAITING", "HTTPChannel"]
 
 logger = logging.getLogger("flask_mcp")
 
@@ -38,6 +40,8 @@ logger = logging.getLogger("flask_mcp")
 REQUEST_TIMEOUT = -32001
 #: Error code when the client cancelled the request while a handler waited for its answer.
 REQUEST_CANCELLED = -32800
+#: Error code of a request to the client not sent: the client has too many waiting for its answers.
+TOO_MANY_WAITING = -32003
 #: Seconds after a batch written to the event log before a streamed message makes the next one
 #: at once: until then messages wait in memory for the handler's next message, its next look at
 #: ``ctx.cancelled``, a break of the stream or the response (a resumed stream sees them that late,
@@ -59,6 +63,7 @@ class HTTPChannel:
     log once.
 
     :param run: how the handler and its response take turns (a new :class:`InlineRun` when not given).
+    :param principal: the authenticated caller, whose questions these are.
     """
 
     def __init__(
@@ -68,8 +73,12 @@ class HTTPChannel:
         request_id: jsonrpc.RequestId,
         modern: bool = False,
         run: HandlerRun | None = None,
+        principal: Principal | None = None,
     ) -> None:
         self.state = state
+        #: The authenticated caller: at most ``MCP_MAX_WAITING_PER_CALLER`` of its (or, anonymous,
+        #: its address's) handlers wait for its answers in this process.
+        self.principal = principal
         self.client = client
         self.request_id = request_id
         #: A modern-era stream: no event ids (nothing can be resumed), and closing it cancels the request.
@@ -209,7 +218,27 @@ class HTTPChannel:
             self.run.put((CLOSE, None, None), last=True)
 
     def request(self, method: str, params: dict[str, t.Any], timeout: float) -> dict[str, t.Any]:
-        """Send a request on the stream and wait for the answer through the session cache."""
+        """Send a request on the stream and wait for the answer through the session cache.
+
+        :raises NoAnswer: at once, nothing sent, when the caller already has
+            ``MCP_MAX_WAITING_PER_CALLER`` handlers waiting in this process
+            (:mod:`~flask_mcp.transport.waiting_slots`).
+        """
+        waiting = self.state.waiting
+        # Found when first asked: most handlers never ask (the address is read from the request).
+        caller = caller_key(self.principal, self.state.server.client_key)
+        if not waiting.take(caller):
+            raise NoAnswer(
+                TOO_MANY_WAITING,
+                f"{method} was not sent: this client already has {waiting.limit} requests of this server "
+                "waiting for its answers; answer those first",
+            )
+        try:
+            return self._ask(method, params, timeout)
+        finally:
+            waiting.give_back(caller)
+
+    def _ask(self, method: str, params: dict[str, t.Any], timeout: float) -> dict[str, t.Any]:
         mailbox = t.cast("Mailbox", self.state.mailbox)
         session_id = t.cast(str, self.client.session_id)
         outgoing_id = f"srv-{secrets.token_urlsafe(12)}"

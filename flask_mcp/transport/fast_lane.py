@@ -181,7 +181,7 @@ def _streamed(
         kwargs = {**call.kwargs, t.cast(str, plain.context): context}
         return server.respond(call.request_id, "tools/call", plain.run, server, kwargs)
 
-    return respond_with(state, call.request_id, handle, client, session)
+    return respond_with(state, call.request_id, handle, client, session, principal=principal)
 
 
 def _audited(

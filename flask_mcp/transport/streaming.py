@@ -85,7 +85,7 @@ def respond(
     def handle(channel: HTTPChannel) -> dict[str, t.Any] | None:
         return state.server.handle(message, client, channel, principal)
 
-    return respond_with(state, message.id, handle, client, session, modern)
+    return respond_with(state, message.id, handle, client, session, modern, principal)
 
 
 def respond_with(
@@ -95,14 +95,17 @@ def respond_with(
     client: ClientState,
     session: Session | None = None,
     modern: bool = False,
+    principal: Principal | None = None,
 ) -> Response:
     """:func:`respond` with *handle*, which answers the request *request_id* given its channel.
 
     The fast lane's call of a tool that takes a :class:`~flask_mcp.Context`
     (:mod:`~flask_mcp.transport.fast_lane`) runs its tool straight from here.
+
+    :param principal: the authenticated caller, whose questions the handler asks.
     """
     run = handler_run(state.settings.stream_threads, state.settings.sse_keepalive)
-    channel = HTTPChannel(state, client, request_id, modern, run)
+    channel = HTTPChannel(state, client, request_id, modern, run, principal)
     session_id = client.session_id
     mailbox = state.mailbox
     if mailbox is not None and session_id is not None and not mailbox.claim(session_id, request_id):
@@ -159,9 +162,9 @@ def respond_with(
 
 def _post_stream(state: MCPState, channel: HTTPChannel, first: Item) -> t.Iterator[bytes]:
     keepalive = state.settings.sse_keepalive
-    if not channel.modern:
-        # The priming event (an id and no data) lets the client resume this stream.
-        yield sse_event(b"", f"{channel.stream_id}:0", state.settings.sse_retry_ms)
+    # The priming event (an id and no data) lets the client resume this stream. It goes out in
+    # one write with the first message: a server writes each chunk with a system call of its own.
+    primer = b"" if channel.modern else sse_event(b"", f"{channel.stream_id}:0", state.settings.sse_retry_ms)
     item = first
     finished = False
     try:
@@ -169,11 +172,14 @@ def _post_stream(state: MCPState, channel: HTTPChannel, first: Item) -> t.Iterat
             kind, event_id, payload = item
             if kind == CLOSE:
                 finished = True
+                if primer:
+                    yield primer
                 return  # the client resumes with GET and Last-Event-ID
-            if kind == KEEPALIVE:
-                yield b": keep-alive\n\n"  # the handler waits for the client
-            else:
-                yield sse_event(payload, event_id)
+            # A keep-alive while the handler waits for the client.
+            chunk = b": keep-alive\n\n" if kind == KEEPALIVE else sse_event(payload, event_id)
+            if primer:
+                chunk, primer = primer + chunk, b""
+            yield chunk
             if kind == DONE:
                 finished = True
                 channel.delivered()

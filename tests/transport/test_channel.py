@@ -191,3 +191,19 @@ def test_a_note_waits_at_most_log_delay_for_the_next_message(
         response.close()
         numbers = [number for numbers, _, _ in writes.batches for number in numbers]
         assert numbers == [1, 2, 3, 4]
+
+
+def test_the_priming_event_goes_out_in_one_write_with_the_first_message(
+    talking: MCP, make_app: t.Callable[..., Flask], make_client: t.Callable[..., t.Any]
+) -> None:
+    """A server writes each chunk with a system call: the priming event does not take one of its own."""
+    app = make_app(talking)
+    client = make_client(app)
+    client.initialize()
+    response = call_count(client, 2)
+    chunks = list(response.response)
+    response.close()
+    assert len(chunks) == 3  # the priming event and the first note, the second note, the response
+    priming, note = parse_events(iter(chunks[:1]))
+    assert "message" not in priming and priming["id"].endswith(":0")
+    assert note["message"]["params"]["progress"] == 1
