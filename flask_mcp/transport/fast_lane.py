@@ -21,10 +21,10 @@ and the method table) costs more than the work itself. The lane is two steps:
    disabled, removed or replaced), :func:`answer` declines too, nothing run,
    and the general path answers with the registry as it now is.
 
-A tool that takes a :class:`~flask_mcp.Context` takes the lane in a
-handshake session: its call runs beside its response as on the general
-path (:func:`~flask_mcp.transport.streaming.respond_with`), its context
-built straight from the call.
+A tool that takes a :class:`~flask_mcp.Context` takes the lane too, in a
+handshake session or a modern request: its call runs beside its response as
+on the general path (:func:`~flask_mcp.transport.streaming.respond_with`),
+its context built straight from the call.
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ import time
 import typing as t
 
 from ..core.audit_calls import SeenClient, error_outcome, record_call, result_outcome
-from ..core.client import Call
-from ..core.modern import completed
+from ..core.client import Call, ClientState
+from ..core.modern import completed, finish
+from ..core.rounds import InputRequired, Round
 from ..protocol import jsonrpc
 from ..protocol.envelope import CLIENT_INFO, PROTOCOL_VERSION, check_version_of, read_envelope, served_revision
 from ..protocol.jsonrpc import MAX_ID_INTEGER, MCPError
@@ -51,6 +52,7 @@ if t.TYPE_CHECKING:
     from ..binding.state import MCPState
     from ..core.audit import AuditSink
     from ..core.plain_calls import PlainCall
+    from ..core.rounds import Sealer
     from ..core.server import Server
     from ..policies.principal import Principal
     from .channel import HTTPChannel
@@ -113,8 +115,8 @@ def recognise(state: MCPState, environ: WSGIEnvironment, payload: t.Any) -> Lane
     plain = server.plain_call(name)
     if plain is None:
         return None
-    if plain.context is not None and (modern or state.mailbox is None or server.audit is not None):
-        return None  # a tool that talks back: the lane has it in a handshake session, when not audited
+    if plain.context is not None and ((not modern and state.mailbox is None) or server.audit is not None):
+        return None  # a tool that talks back: the lane has it in a session or a modern request, unaudited
     if modern and not _modern_checks_pass(state, environ, params, meta, plain):
         return None
     kwargs = plain.load(arguments)
@@ -168,20 +170,47 @@ def answer(state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal:
 def _streamed(
     state: MCPState, environ: WSGIEnvironment, call: LaneCall, principal: Principal | None
 ) -> Response | None:
-    # The context reads the session's client state (its capabilities, its log level), as on the general path.
-    session = session_of(state, environ, call.request_id, principal)
     server, plain = state.server, call.plain
+    session = None
+    if call.modern:
+        state.keep_in_step()
+        client = ClientState()  # the request's envelope is its client (_modern_run)
+    else:
+        # The context reads the session's client state (its capabilities, its log level), as on the general path.
+        session = session_of(state, environ, call.request_id, principal)
+        client = session.state
+        client.session_id = session.id
     if server.registry.tools is not call.tools and server.plain_call(call.name) is not plain:
         return None  # as in answer()
-    client = session.state
-    client.session_id = session.id
 
     def handle(channel: HTTPChannel) -> dict[str, t.Any]:
+        if call.modern:
+            return server.respond(call.request_id, "tools/call", _modern_run, server, call, channel, principal)
         context = Call(server, client, "tools/call", call.params, call.request_id, channel, principal).context()
         kwargs = {**call.kwargs, t.cast(str, plain.context): context}
         return server.respond(call.request_id, "tools/call", plain.run, server, kwargs)
 
-    return respond_with(state, call.request_id, handle, client, session, principal=principal)
+    return respond_with(state, call.request_id, handle, client, session, call.modern, principal)
+
+
+def _modern_run(server: Server, call: LaneCall, channel: HTTPChannel, principal: Principal | None) -> dict[str, t.Any]:
+    # As modern_request (core.dispatch) runs a call: the client is the envelope's, and a question
+    # to the client ends the request with an input_required round.
+    envelope = read_envelope(call.params, check_version=False)  # checked by recognise
+    client = ClientState(
+        protocol_version=envelope.protocol_version,
+        client_info=envelope.client_info,
+        capabilities=envelope.capabilities,
+        log_level=envelope.log_level,
+    )
+    run = Call(server, client, "tools/call", call.params, call.request_id, channel, principal)
+    run.round = Round(run, t.cast("Sealer", server.sealer), server.max_request_state)
+    kwargs = {**call.kwargs, t.cast(str, call.plain.context): run.context()}
+    try:
+        result = call.plain.run(server, kwargs, in_round=True)
+    except InputRequired as pending:
+        result = run.round.result(pending)
+    return finish(run, result)
 
 
 def _audited(

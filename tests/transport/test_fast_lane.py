@@ -918,10 +918,41 @@ def test_a_tool_that_takes_a_context_takes_the_lane_in_a_handshake_session(
     assert pair.plain_call("special").context == "ctx"
 
 
-def test_a_tool_that_takes_a_context_leaves_the_modern_era_to_the_general_path(twins: t.Callable[..., Twins]) -> None:
+@pytest.mark.parametrize("meta", [{}, {"progressToken": "p-1"}], ids=["no token", "a progress token"])
+def test_a_tool_that_takes_a_context_takes_the_lane_in_a_modern_request(
+    twins: t.Callable[..., Twins], meta: dict[str, t.Any]
+) -> None:
+    """Answered alike, byte for byte: a modern stream has no event ids."""
     pair = twins(_talking)
-    pair.open_sessions()
-    send_in("modern", pair, {"name": "special", "arguments": {"a": 1}, "_meta": {"progressToken": "p"}}, lane=False)
+    for arguments, lane in (({"a": 1}, True), ({"a": "x"}, False)):
+        params = modern_params({"name": "special", "arguments": arguments})
+        params["_meta"].update(meta)
+        got = pair.agree(message(params), modern_headers(params), lane=lane)
+        if lane and meta:
+            assert got.raw.count(b"notifications/progress") == 2 and b'"resultType":"complete"' in got.raw
+
+
+def _asking(mcp: MCP) -> None:
+    @mcp.tool(name="special")
+    def special(a: int, ctx: Context) -> int:
+        ctx.report_progress(1)
+        return a + len(ctx.list_roots())
+
+
+def test_a_modern_call_that_asks_the_client_takes_the_lane_to_its_input_round(twins: t.Callable[..., Twins]) -> None:
+    """The question ends the request with input_required, as on the general path (each state sealed anew)."""
+    pair = twins(_asking)
+    params = modern_params({"name": "special", "arguments": {"a": 1}})
+    params["_meta"][CLIENT_CAPABILITIES] = {"roots": {}}
+    served, general, taken = pair.send(message(params), modern_headers(params))
+    assert taken
+
+    def round_of(answer: Answer) -> dict[str, t.Any]:
+        result = answer.body["result"]  # nothing was streamed: no progress token
+        assert result["resultType"] == "input_required" and result.pop("requestState")
+        return t.cast(dict[str, t.Any], result)
+
+    assert round_of(served) == round_of(general)
 
 
 def test_a_tool_that_takes_a_context_leaves_an_audited_server_to_the_general_path(
