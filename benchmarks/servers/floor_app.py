@@ -35,6 +35,14 @@ def _sum() -> tuple[dict[str, object], dict[str, object]]:
     return message, {"content": [{"type": "text", "text": str(value)}], "structuredContent": {"result": value}}
 
 
+def _answer(modern: bool) -> Response:
+    """The signed-in floors' answer once the token is checked: the sum, the 2026-07-28 way if *modern*."""
+    message, result = _sum()
+    if modern:
+        result = {**result, "resultType": "complete", "_meta": SERVER_INFO}
+    return Response(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), mimetype="application/json")
+
+
 @app.post("/mcp")
 def mcp() -> Response:
     message, result = _sum()
@@ -64,11 +72,7 @@ def jwt_verifying_app(public_pem: str, issuer: str, audience: str, modern: bool 
             jwt.decode(token, public_pem, algorithms=["RS256"], audience=audience, issuer=issuer)
         except jwt.PyJWTError:
             abort(401)
-        message, result = _sum()
-        if modern:
-            result = {**result, "resultType": "complete", "_meta": SERVER_INFO}
-        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
-        return Response(body, mimetype="application/json")
+        return _answer(modern)
 
     return verifying
 
@@ -100,11 +104,7 @@ def static_token_checking_app(modern: bool = False) -> Flask:
         token = request.headers.get("Authorization", "").removeprefix("Bearer ")
         if not hmac.compare_digest(token.encode(), STATIC_TOKEN.encode()):
             abort(401)
-        message, result = _sum()
-        if modern:
-            result = {**result, "resultType": "complete", "_meta": SERVER_INFO}
-        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
-        return Response(body, mimetype="application/json")
+        return _answer(modern)
 
     return checking
 

@@ -27,7 +27,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 from ..stores.events import BROADCAST, GAP_GRACE, parse_event_id
 from ..stores.failures import unavailable
-from .answer import JSONAnswer
+from .answer import EventStreamAnswer, JSONAnswer
 from .channel import HTTPChannel
 from .deadline import socket_of
 from .handler_runs import CLOSE, DONE, KEEPALIVE, Item, handler_run
@@ -150,14 +150,8 @@ def respond_with(
         status, headers = http_status(first[2], state.auth, modern)
         return JSONAnswer(state.server.serialize(first[2]), status, headers)
     # No request context around the stream: the handler has its own (handler_runs), the stream needs none.
-    response = Response(
-        _post_stream(state, channel, first),
-        content_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
     # A handler whose stream it closed (ctx.close_stream) runs on once the response is sent.
-    response.call_on_close(run.finish)
-    return response
+    return EventStreamAnswer(_post_stream(state, channel, first), run.finish)
 
 
 def _post_stream(state: MCPState, channel: HTTPChannel, first: Item) -> t.Iterator[bytes]:

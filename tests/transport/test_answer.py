@@ -1,4 +1,4 @@
-"""JSONAnswer: what werkzeug would send, and its own shortcut only while the answer is as made."""
+"""JSONAnswer and EventStreamAnswer: what werkzeug would send, and their shortcut only while the answer is as made."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from werkzeug.test import create_environ
 
 from flask_mcp import MCP
 from flask_mcp.testing import MCPTestClient
-from flask_mcp.transport.answer import JSONAnswer
+from flask_mcp.transport.answer import EVENT_STREAM_HEADERS, EventStreamAnswer, JSONAnswer
 
 BODY = b'{"jsonrpc":"2.0","id":1,"result":{}}'
 
@@ -192,3 +192,58 @@ def test_an_after_request_handlers_new_body_is_sent_with_its_length(
     )
     assert response.data == b'{"jsonrpc":"2.0","id":1,"result":{"content":[]}}'
     assert int(response.headers["Content-Length"]) == len(response.data)
+
+
+# Event streams: the chunks handed to the server as they are made.
+
+EVENTS = (b"id: s:0\nretry: 1000\ndata: \n\n", b"event: message\ndata: {}\n\n")
+
+
+def _stream(closed: list[str]) -> tuple[EventStreamAnswer, list[str]]:
+    def chunks() -> t.Iterator[bytes]:
+        try:
+            yield from EVENTS
+        finally:
+            closed.append("stream")
+
+    return EventStreamAnswer(chunks(), lambda: closed.append("run")), closed
+
+
+def test_a_stream_as_made_is_handed_over_as_it_is_and_closed_with_its_run() -> None:
+    answer, closed = _stream([])
+    app_iter, status, headers = answer.get_wsgi_response(create_environ("/mcp", method="POST"))
+    assert (status, headers) == ("200 OK", list(EVENT_STREAM_HEADERS))
+    assert iter(app_iter) is answer.response  # the stream itself, no wrapper around each chunk
+    assert b"".join(app_iter) == b"".join(EVENTS) and closed == ["stream"]
+    app_iter.close()  # type: ignore[attr-defined]
+    assert closed == ["stream", "run"]
+
+
+def test_a_stream_the_client_left_is_closed_and_its_run_finished() -> None:
+    answer, closed = _stream([])
+    app_iter, _, _ = answer.get_wsgi_response(create_environ("/mcp", method="POST"))
+    next(iter(app_iter))
+    app_iter.close()  # type: ignore[attr-defined]
+    assert closed == ["stream", "run"]
+
+
+@pytest.mark.parametrize("change", ["header", "callback", "status", "head"])
+def test_a_changed_stream_goes_werkzeugs_way_and_its_run_is_finished_first(change: str) -> None:
+    answer, closed = _stream([])
+    method = "HEAD" if change == "head" else "POST"
+    if change == "header":
+        answer.headers["X-Served-By"] = "test"
+    elif change == "callback":
+        answer.call_on_close(lambda: closed.append("callback"))
+    elif change == "status":
+        answer.status_code = 206
+    app_iter, _, headers = answer.get_wsgi_response(create_environ("/mcp", method=method))
+    assert iter(app_iter) is not answer.response
+    body = b"".join(app_iter)
+    app_iter.close()  # type: ignore[attr-defined]
+    assert body == (b"" if change == "head" else b"".join(EVENTS))
+    # A HEAD request's stream never starts: there is nothing of it to close.
+    expected = {"callback": ["stream", "run", "callback"], "head": ["run"]}.get(change, ["stream", "run"])
+    assert closed == expected
+    if change == "header":
+        assert ("X-Served-By", "test") in headers

@@ -59,6 +59,15 @@ def talking(mcp: MCP) -> MCP:
     return mcp
 
 
+@pytest.fixture
+def served(talking: MCP, make_app: t.Callable[..., Flask], make_client: t.Callable[..., t.Any]) -> tuple[Flask, t.Any]:
+    """An app serving ``count``, and a client in a handshake session with it."""
+    app = make_app(talking)
+    client = make_client(app)
+    client.initialize()
+    return app, client
+
+
 def call_count(client: t.Any, steps: int, request_id: int = 7) -> t.Any:
     """POST ``count(steps)`` with a progress token; the response is read as it streams."""
     message = {
@@ -77,12 +86,10 @@ def logged(app: Flask, client: t.Any, stream: str) -> list[t.Any]:
 
 
 def test_a_short_stream_is_logged_once_with_its_response_for_the_grace(
-    talking: MCP, make_app: t.Callable[..., Flask], make_client: t.Callable[..., t.Any], writes: Writes
+    served: tuple[Flask, t.Any], writes: Writes
 ) -> None:
     """Three notes and the response within LOG_DELAY: one write, the request noted, kept for the grace only."""
-    app = make_app(talking)
-    client = make_client(app)
-    client.initialize()
+    app, client = served
     response = call_count(client, 3)
     priming, *events = list(parse_events(iter(response.response)))
     response.close()
@@ -93,16 +100,10 @@ def test_a_short_stream_is_logged_once_with_its_response_for_the_grace(
 
 
 def test_a_stream_that_breaks_keeps_everything_for_the_events_lifetime(
-    talking: MCP,
-    make_app: t.Callable[..., Flask],
-    make_client: t.Callable[..., t.Any],
-    writes: Writes,
-    memory_clock: Clock,
+    served: tuple[Flask, t.Any], writes: Writes, memory_clock: Clock
 ) -> None:
     """The client leaves after the first note: what it missed is logged at once, and what follows as it comes."""
-    app = make_app(talking)
-    client = make_client(app)
-    client.initialize()
+    app, client = served
     response = call_count(client, 3)
     events = parse_events(iter(response.response))
     priming, first = next(events), next(events)
@@ -118,16 +119,10 @@ def test_a_stream_that_breaks_keeps_everything_for_the_events_lifetime(
 
 
 def test_a_stream_that_breaks_at_its_response_keeps_the_response_too(
-    talking: MCP,
-    make_app: t.Callable[..., Flask],
-    make_client: t.Callable[..., t.Any],
-    writes: Writes,
-    memory_clock: Clock,
+    served: tuple[Flask, t.Any], writes: Writes, memory_clock: Clock
 ) -> None:
     """The response was logged for the grace; the client never read it: it is logged again for the lifetime."""
-    app = make_app(talking)
-    client = make_client(app)
-    client.initialize()
+    app, client = served
     response = call_count(client, 1)
     chunks = iter(response.response)
     events = parse_events(chunks)
@@ -193,13 +188,9 @@ def test_a_note_waits_at_most_log_delay_for_the_next_message(
         assert numbers == [1, 2, 3, 4]
 
 
-def test_the_priming_event_goes_out_in_one_write_with_the_first_message(
-    talking: MCP, make_app: t.Callable[..., Flask], make_client: t.Callable[..., t.Any]
-) -> None:
+def test_the_priming_event_goes_out_in_one_write_with_the_first_message(served: tuple[Flask, t.Any]) -> None:
     """A server writes each chunk with a system call: the priming event does not take one of its own."""
-    app = make_app(talking)
-    client = make_client(app)
-    client.initialize()
+    _, client = served
     response = call_count(client, 2)
     chunks = list(response.response)
     response.close()
