@@ -58,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.load import Era, Variant, authorization, call_body, call_headers
 from benchmarks.scale import environ_for, open_session, post
 from benchmarks.servers_under_test import IGNORED_SESSION
+from benchmarks.side_by_side import OWN_FLOORS
 
 if t.TYPE_CHECKING:
     from flask import Flask
@@ -96,29 +97,14 @@ SCENARIOS: dict[str, tuple[str, Era]] = {
     "flask_mcp-oauth-modern": ("oauth", "modern"),
     "flask_mcp-progress-modern": ("stateful", "modern"),
 }
-#: Each flask_mcp scenario's floor: the bare view doing the same work, for the same request.
+#: Each scenario's floor, the bare view doing the same work for the same request: a floor's is
+#: itself; the plain handshake call's (here ``flask_mcp``, served ``flask_mcp-stateful``) the plain
+#: floor; every other's the one the side-by-side runs pair it with.
 FLOOR_OF: dict[str, str] = {
-    "floor": "floor",
-    "floor-modern": "floor-modern",
-    "floor-jwt": "floor-jwt",
-    "floor-stream": "floor-stream",
-    "floor-static": "floor-static",
-    "floor-oauth": "floor-oauth",
-    "floor-jwt-modern": "floor-jwt-modern",
-    "floor-stream-modern": "floor-stream-modern",
-    "floor-static-modern": "floor-static-modern",
-    "floor-oauth-modern": "floor-oauth-modern",
+    **{name: name for name in SCENARIOS if name.startswith("floor")},
     "flask_mcp": "floor",
-    "flask_mcp-modern": "floor-modern",
     "flask_mcp-redis": "floor",
-    "flask_mcp-jwt": "floor-jwt",
-    "flask_mcp-static": "floor-static",
-    "flask_mcp-oauth": "floor-oauth",
-    "flask_mcp-progress": "floor-stream",
-    "flask_mcp-jwt-modern": "floor-jwt-modern",
-    "flask_mcp-static-modern": "floor-static-modern",
-    "flask_mcp-oauth-modern": "floor-oauth-modern",
-    "flask_mcp-progress-modern": "floor-stream-modern",
+    **OWN_FLOORS,
 }
 #: What each call does besides a plain ``add`` (a variant of benchmarks/load.py): signed in with
 #: a token, or the ``progress`` tool with a progress token. A scenario not named here is ``plain``.

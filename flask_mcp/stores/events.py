@@ -11,7 +11,7 @@ updates) go to one shared stream, :data:`BROADCAST`; each session's GET
 stream reads it and keeps what concerns that session.
 
 The stream of a request also says which request it carries
-(:meth:`EventLog.begin`), and whether it ended without a response (a
+(with its first events, :meth:`EventLog.write_many`), and whether it ended without a response (a
 cancelled request, :meth:`EventLog.end`): a client resuming it in another
 process can then tell a request still running from one lost with its worker.
 """
@@ -130,8 +130,9 @@ class EventLog:
         watcher look at) go in one ``set_many``, one round trip on Redis. A
         message is its JSON as sent (bytes) or a dict; readers get a dict.
 
-        :param carries: the request the stream carries, noted with these events
-            (:meth:`begin`), or ``None`` when already noted.
+        :param carries: the request the stream carries, noted with these events (what
+            :meth:`carried` reads, and a resumed stream tells a lost request by), or ``None``
+            when already noted.
         :param timeout: seconds the entries live (the events' lifetime when not given).
         """
         keys, carried, counter = _stream_keys(session_id, stream)
@@ -155,10 +156,6 @@ class EventLog:
         events, carried, counter = _stream_keys(session_id, stream)
         shorten([*(f"{events}{number}" for number in range(1, last + 1)), carried, counter], DELIVERED_GRACE)
 
-    def begin(self, session_id: str | None, stream: str, request_id: t.Any) -> None:
-        """Note that *stream* carries the messages of request *request_id* (before its first event)."""
-        self.cache.set(self._key("evq", session_id, stream), {"request": request_id}, timeout=self.ttl)
-
     def end(self, session_id: str | None, stream: str) -> None:
         """Note that *stream* ended without a response (its request was cancelled)."""
         key = self._key("evq", session_id, stream)
@@ -167,7 +164,7 @@ class EventLog:
             self.cache.set(key, {**record, "ended": True}, timeout=self.ttl)
 
     def carried(self, session_id: str | None, stream: str) -> dict[str, t.Any] | None:
-        """What :meth:`begin` and :meth:`end` noted of *stream*: ``{"request": id, "ended": bool}``, if anything."""
+        """What :meth:`write_many` and :meth:`end` noted of *stream*: ``{"request": id, "ended": bool}``, if any."""
         record = self.cache.get(self._key("evq", session_id, stream))
         return record if isinstance(record, dict) and "request" in record else None
 

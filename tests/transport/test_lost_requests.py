@@ -36,7 +36,7 @@ def test_a_stream_whose_request_no_worker_holds_ends_with_an_error(
     app, client = _session(mcp, make_app, make_client)
     with app.app_context():
         events = app.extensions["mcp"].events
-        events.begin(client.session_id, "strm", 7)  # as the dead worker did; its in-flight marker is gone
+        events.write_many(client.session_id, "strm", [], carries=7)  # as the dead worker did; its marker is gone
         events.append(client.session_id, "strm", PROGRESS)
     response, stream = open_stream(client, "strm:0")
     with contextlib.closing(response):
@@ -56,7 +56,7 @@ def test_a_cancelled_requests_stream_ends_without_an_error(
     app, client = _session(mcp, make_app, make_client)
     with app.app_context():
         events = app.extensions["mcp"].events
-        events.begin(client.session_id, "strm", "r1")
+        events.write_many(client.session_id, "strm", [], carries="r1")
         events.end(client.session_id, "strm")
     response, stream = open_stream(client, "strm:0")
     with contextlib.closing(response):
