@@ -80,7 +80,8 @@ def add_client_command(
         problem = redirect_problem(uri)
         if problem is not None:
             raise click.BadParameter(f"{uri}: {problem}", param_hint="--redirect-uri")
-    client_id, secret = secrets.token_urlsafe(24), secrets.token_urlsafe(48)
+    # Hex, so that the id never starts with "-": remove-client takes it as an argument, not an option.
+    client_id, secret = secrets.token_hex(24), secrets.token_urlsafe(48)
     metadata = {
         "client_name": name,
         "grant_types": list(dict.fromkeys(grants)),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+import secrets
 import typing as t
 
 import jwt
+import pytest
 from flask import Flask
 
 from flask_mcp.oauth.models import digest
@@ -110,6 +113,15 @@ def test_the_machine_principal_is_the_client_not_a_user(app: Flask) -> None:
     assert answer["result"]["content"][0]["text"] == made["client_id"]
     user = principal_of(app, Flow(app).tokens("alice")["access_token"])
     assert user is not None and not user.machine and user.subject == "alice"
+
+
+def test_a_clients_id_is_taken_as_the_commands_argument(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Randomness that starts an id with "-" would make it an option to remove-client: ids are hex."""
+    monkeypatch.setattr(secrets, "token_urlsafe", lambda size=None: "-f" + "x" * 30)  # the worst draw
+    made = add_client(app, "reader", "--scope", "notes:read")
+    assert re.fullmatch(r"[0-9a-f]{48}", made["client_id"])
+    result = app.test_cli_runner().invoke(args=["mcp", "oauth", "remove-client", made["client_id"]])
+    assert result.exit_code == 0, result.output
 
 
 def test_removing_a_client_revokes_its_tokens(app: Flask) -> None:
