@@ -46,7 +46,7 @@ _EVERYONE = "*"
 
 #: Largest event number in an event id: numbers count up from 1 per stream.
 MAX_EVENT_NUMBER = 2**53
-#: Longest stream name in an event id (the server's are 12 characters).
+#: Longest stream name in an event id (the server's are 13 to 32 characters).
 MAX_STREAM_NAME = 64
 #: Seconds the log of a request's stream stays once the stream reached its client whole:
 #: long enough for a client that lost the last bytes on the way to resume (it retries
@@ -55,7 +55,7 @@ DELIVERED_GRACE = 30
 #: Seconds a reader waits for an event that was counted but is not stored yet
 #: (another process is between the two writes) before it gives the event up.
 GAP_GRACE = 1.0
-# The alphabet of the server's stream names (secrets.token_urlsafe, BROADCAST):
+# The alphabet of the server's stream names (secrets.token_urlsafe and a count, BROADCAST):
 # the name becomes part of cache keys, where some backends refuse spaces.
 _STREAM_NAME = re.compile(rf"[A-Za-z0-9_:-]{{1,{MAX_STREAM_NAME}}}")
 
@@ -122,6 +122,8 @@ class EventLog:
         events: t.Sequence[tuple[int, t.Any]],
         carries: t.Any = None,
         timeout: int | None = None,
+        *,
+        ends: bool = False,
     ) -> None:
         """Store *events*, ``(number, message)`` pairs in order, in a request's stream, which only its handler writes.
 
@@ -134,13 +136,20 @@ class EventLog:
             :meth:`carried` reads, and a resumed stream tells a lost request by), or ``None``
             when already noted.
         :param timeout: seconds the entries live (the events' lifetime when not given).
+        :param ends: the last of *events* is the stream's response: they are kept in one entry,
+            the stream's tail (most streams are written once, whole), and noted nowhere, since
+            a stream that ends with its response cannot have lost its request.
         """
-        keys, carried, counter = _stream_keys(session_id, stream)
-        entries: dict[str, t.Any] = {f"{keys}{number}": message for number, message in events}
-        if carries is not None:
-            entries[carried] = {"request": carries}
-        if events:
-            entries[counter] = events[-1][0]
+        keys, carried, counter, tail = _stream_keys(session_id, stream)
+        if ends and events:
+            kept = {"first": events[0][0], "events": [message for _, message in events]}
+            entries: dict[str, t.Any] = {tail: kept, counter: events[-1][0]}
+        else:
+            entries = {f"{keys}{number}": message for number, message in events}
+            if carries is not None:
+                entries[carried] = {"request": carries}
+            if events:
+                entries[counter] = events[-1][0]
         if entries:
             self.cache.set_many(entries, timeout=self.ttl if timeout is None else timeout)
 
@@ -153,7 +162,7 @@ class EventLog:
         shorten = getattr(self.cache.cache, "expire_within", None)
         if shorten is None:
             return
-        events, carried, counter = _stream_keys(session_id, stream)
+        events, carried, counter, _ = _stream_keys(session_id, stream)
         shorten([*(f"{events}{number}" for number in range(1, last + 1)), carried, counter], DELIVERED_GRACE)
 
     def end(self, session_id: str | None, stream: str) -> None:
@@ -180,28 +189,47 @@ class EventLog:
         """A :class:`Reader` of the stream, placed after event *number*."""
         return Reader(self, session_id, stream, number)
 
-    def after(self, session_id: str | None, stream: str, number: int) -> list[tuple[str, dict[str, t.Any]]]:
-        """The events of the stream after event *number*, oldest first."""
+    def after(
+        self, session_id: str | None, stream: str, number: int, top: int | None = None
+    ) -> list[tuple[str, dict[str, t.Any]]]:
+        """The events of the stream after event *number*, oldest first.
+
+        :param top: the stream's count, when known: its tail is looked for only
+            where an event up to it is not found on its own.
+        """
         found: list[tuple[str, dict[str, t.Any]]] = []
         while True:
             number += 1
             message = self.cache.get(self._key("ev", session_id, stream, number))
             if message is None:
+                if top is None or number <= top:
+                    found += self._from_tail(session_id, stream, number)
                 return found
             # A request's events are kept as the JSON they were sent as.
             found.append((f"{stream}:{number}", json.loads(message) if type(message) is bytes else message))
 
+    def _from_tail(self, session_id: str | None, stream: str, number: int) -> list[tuple[str, dict[str, t.Any]]]:
+        # The events from *number* on that the stream's tail holds (write_many with ``ends``).
+        tail = self.cache.get(self._key("evt", session_id, stream))
+        if not isinstance(tail, dict) or not isinstance(tail.get("first"), int) or tail["first"] > number:
+            return []
+        kept = tail.get("events") or []
+        return [
+            (f"{stream}:{at}", json.loads(message) if type(message) is bytes else message)
+            for at, message in enumerate(kept[number - tail["first"] :], start=number)
+        ]
+
 
 @functools.lru_cache(maxsize=1024)
-def _stream_keys(session_id: str | None, stream: str) -> tuple[str, str, str]:
-    """The keys of a stream being written: its events' (a prefix, the number after it), its note, its counter.
+def _stream_keys(session_id: str | None, stream: str) -> tuple[str, str, str, str]:
+    """The keys of a stream being written: its events' (a prefix, the number after it), its note, its counter, its tail.
 
     Kept for the streams written lately: a stream's handler may write its events in several batches.
     Never the broadcast stream's (:meth:`EventLog.append` writes that).
     """
     # EventLog._key of each family, the owner's tag found once.
     owner = tag(session_id if session_id is not None else stream)
-    return f"ev:{owner}:{stream}:", f"evq:{owner}:{stream}", f"evn:{owner}:{stream}"
+    return f"ev:{owner}:{stream}:", f"evq:{owner}:{stream}", f"evn:{owner}:{stream}", f"evt:{owner}:{stream}"
 
 
 class Reader:
@@ -240,7 +268,7 @@ class Reader:
             self.number = 0
         if replay_max is not None:
             self.number = max(self.number, top - replay_max)
-        found = self.log.after(self.session_id, self.stream, self.number) if top > self.number else []
+        found = self.log.after(self.session_id, self.stream, self.number, top) if top > self.number else []
         if found:
             self.number = int(found[-1][0].rpartition(":")[2])
         if self.number >= top:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import os
 import secrets
 import threading
 import typing as t
@@ -47,6 +48,30 @@ TOO_MANY_WAITING = -32003
 #: ``ctx.cancelled``, a break of the stream or the response (a resumed stream sees them that late,
 #: after a break the server did not notice).
 LOG_DELAY = 1.0
+
+
+class _StreamNames:
+    """Names of this process's streams: a random prefix drawn once per process, then a count.
+
+    A name need only be unique (a client resumes a stream of its own session
+    alone), so it costs no draw from the system's random source per stream:
+    that is a system call, which gives the interpreter's lock away on a busy
+    worker. A forked worker draws its own prefix.
+    """
+
+    def __init__(self) -> None:
+        self.reseed()
+        os.register_at_fork(after_in_child=self.reseed)
+
+    def reseed(self) -> None:
+        self.prefix = secrets.token_urlsafe(9)
+        self.count = itertools.count(1)
+
+    def next(self) -> str:
+        return f"{self.prefix}{next(self.count)}"
+
+
+_stream_names = _StreamNames()
 
 
 class HTTPChannel:
@@ -85,7 +110,8 @@ class HTTPChannel:
         self.modern = modern
         #: Set when the client went away before the response (modern era: that is cancellation).
         self.abandoned = False
-        self.stream_id = secrets.token_urlsafe(9)
+        #: The stream's name in its event ids (a modern stream has none: nothing can resume it).
+        self.stream_id = "" if modern else _stream_names.next()
         self.run = run if run is not None else handler_run(state.settings.stream_threads, state.settings.sse_keepalive)
         self._numbers = itertools.count(1)
         self._last_number = 0
@@ -127,7 +153,11 @@ class HTTPChannel:
             self.run.put((kind, f"{self.stream_id}:{number}", data), last)
 
     def _log(self, timeout: int | None = None) -> None:
-        """Write the pending messages (and the note of the stream's request, the first time) in one batch."""
+        """Write the pending messages (and the note of the stream's request, the first time) in one batch.
+
+        :param timeout: given for the batch that ends with the response of a live stream, kept
+            that long as the stream's tail (:meth:`EventLog.write_many <flask_mcp.stores.events.EventLog.write_many>`).
+        """
         pending, self._pending = self._pending, []
         carries = None if self._begun else self.request_id
         self._log_due = monotonic() + LOG_DELAY
@@ -135,7 +165,7 @@ class HTTPChannel:
             return
         try:
             t.cast("EventLog", self.state.events).write_many(
-                self.client.session_id, self.stream_id, pending, carries, timeout
+                self.client.session_id, self.stream_id, pending, carries, timeout, ends=timeout is not None
             )
         except self.state.store_errors:
             # The store is down: the live stream still gets the messages (and ends with the

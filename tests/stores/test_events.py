@@ -131,6 +131,35 @@ def test_a_stream_its_handler_numbers_reads_like_an_appended_one(log: EventLog) 
     assert log.after("s2", "req", 0) == []  # another session's
 
 
+@pytest.mark.parametrize("earlier", [0, 2], ids=["written-whole", "after-a-batch"])
+def test_a_stream_that_ends_with_its_response_is_kept_in_one_entry(earlier: int, memory_clock: Clock) -> None:
+    """The batch with the response is one entry (and the count), read from anywhere in it, for its lifetime only."""
+    app = Flask(__name__)
+    cache = Cache(app, config={"CACHE_TYPE": KEEPING_CACHE})
+    with app.app_context():
+        log = EventLog(cache, ttl=300)
+        backend = cache.cache
+        if earlier:
+            log.write_many("s1", "req", [(n, {"n": n}) for n in range(1, earlier + 1)], carries=9)
+        before = len(backend._cache)
+        numbers = range(earlier + 1, earlier + 5)
+        ends = [(n, json.dumps({"n": n}).encode()) for n in numbers]
+        log.write_many("s1", "req", ends, carries=None if earlier else 9, timeout=DELIVERED_GRACE, ends=True)
+        assert len(backend._cache) - before == (1 if earlier else 2)  # the tail, and the count when new
+        top = log.last("s1", "req")
+        assert top == earlier + 4
+        everything = [(f"req:{n}", {"n": n}) for n in range(1, top + 1)]
+        for place in range(top + 1):  # resumed after any event, before the tail, in it, or after it
+            assert log.after("s1", "req", place) == everything[place:], place
+            assert log.after("s1", "req", place, top) == everything[place:], place
+            assert log.reader("s1", "req", place).read(top, now=0.0) == everything[place:], place
+        # A stream that ends with its response never lost its request: nothing notes it.
+        assert log.carried("s1", "req") == ({"request": 9} if earlier else None)
+        assert log.after("s2", "req", 0) == []  # another session's
+        memory_clock.advance(DELIVERED_GRACE + 1)
+        assert log.after("s1", "req", earlier) == [] and log.last("s1", "req") == 0
+
+
 def test_a_delivered_stream_is_kept_the_grace_only(memory_clock: Clock) -> None:
     """Busy streaming must not fill the store for the events' whole lifetime: a stream that reached its
     client whole is kept for a client that lost its last bytes, no longer."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import typing as t
 
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flask_mcp import MCP, Context
-from flask_mcp.stores.events import DELIVERED_GRACE, EventLog
+from flask_mcp.stores.events import DELIVERED_GRACE, MAX_STREAM_NAME, EventLog, parse_event_id
 from flask_mcp.transport import channel as channel_module
 from flask_mcp.transport.channel import LOG_DELAY
 
@@ -28,9 +29,11 @@ class Writes:
         self.batches: list[tuple[list[int], bool, int | None]] = []
         write_many = EventLog.write_many
 
-        def spy(log: EventLog, session_id: t.Any, stream: str, events: t.Any, carries: t.Any = None, timeout=None):  # type: ignore[no-untyped-def]
+        def spy(  # type: ignore[no-untyped-def]
+            log: EventLog, session_id: t.Any, stream: str, events: t.Any, carries: t.Any = None, timeout=None, **options
+        ):
             self.batches.append(([number for number, _ in events], carries is not None, timeout))
-            write_many(log, session_id, stream, events, carries, timeout)
+            write_many(log, session_id, stream, events, carries, timeout, **options)
 
         monkeypatch.setattr(EventLog, "write_many", spy)
 
@@ -198,3 +201,20 @@ def test_the_priming_event_goes_out_in_one_write_with_the_first_message(served: 
     priming, note = parse_events(iter(chunks[:1]))
     assert "message" not in priming and priming["id"].endswith(":0")
     assert note["message"]["params"]["progress"] == 1
+
+
+def test_stream_names_are_unique_without_a_draw_each_and_a_forked_worker_draws_its_own() -> None:
+    """A name is this process's prefix and a count: valid in an event id, never repeated, another per worker."""
+    names = channel_module._stream_names
+    drawn = [names.next() for _ in range(1000)]
+    assert len(set(drawn)) == len(drawn)
+    assert all(parse_event_id(f"{name}:1") == (name, 1) and len(name) <= MAX_STREAM_NAME for name in drawn)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the worker a pre-forking server starts after the app was imported
+        os.write(write, names.next().encode())
+        os._exit(0)
+    os.waitpid(child, 0)
+    theirs = os.read(read, 256).decode()
+    os.close(read), os.close(write)
+    assert parse_event_id(f"{theirs}:1") is not None and not theirs.startswith(names.prefix)
