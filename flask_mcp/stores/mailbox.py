@@ -27,12 +27,19 @@ from flask_caching import Cache
 from ..policies.store_keys import key as store_key
 from .waker import Waker
 
-__all__ = ["LINGER", "Mailbox"]
+__all__ = ["LINGER", "InFlight", "Mailbox"]
 
 #: Seconds the heartbeat's thread outlives the last marker released, for the next request's claim.
 LINGER = 1.0
 
 logger = logging.getLogger("flask_mcp")
+
+
+class InFlight(t.NamedTuple):
+    """A request this process holds in flight (:meth:`Mailbox.claim`): its marker's key and its cancellation's."""
+
+    marker: str
+    cancel: str
 
 
 class Mailbox:
@@ -135,20 +142,27 @@ class Mailbox:
 
     def is_cancelled(self, session_id: str, request_id: t.Any) -> bool:
         """Whether the client cancelled that request."""
-        return bool(self.cache.get(_cancel(session_id, request_id)))
+        return self.cancelled(InFlight(_inflight(session_id, request_id), _cancel(session_id, request_id)))
 
-    def claim(self, session_id: str, request_id: t.Any) -> bool:
-        """Mark a request id in flight; ``False`` if the session already has one with that id."""
+    def cancelled(self, held: InFlight) -> bool:
+        """Whether the client cancelled the request *held*."""
+        return bool(self.cache.get(held.cancel))
+
+    def claim(self, session_id: str, request_id: t.Any) -> InFlight | None:
+        """Mark a request id in flight; ``None`` if the session already has one with that id.
+
+        :returns: the request held, to hand to :meth:`cancelled` and :meth:`give_back`.
+        """
         key = _inflight(session_id, request_id)
         if not self.cache.add(key, True, timeout=self.inflight_ttl):
-            return False
+            return None
         with self._held_lock:
             self._held[key] = self.cache.cache
             if self._heartbeat is None:
                 self._stopped = False
                 self._heartbeat = threading.Thread(target=self._beat_while_held, name="mcp-inflight", daemon=True)
                 self._heartbeat.start()
-        return True
+        return InFlight(key, _cancel(session_id, request_id))
 
     def inflight_key(self, session_id: str, request_id: t.Any) -> str:
         """The key of the request's in-flight marker: present while a live worker runs it."""
@@ -156,12 +170,15 @@ class Mailbox:
 
     def release(self, session_id: str, request_id: t.Any) -> None:
         """The request is answered: its id may be used again."""
-        key = _inflight(session_id, request_id)
+        self.give_back(InFlight(_inflight(session_id, request_id), _cancel(session_id, request_id)))
+
+    def give_back(self, held: InFlight) -> None:
+        """The request *held* is answered: its id may be used again (:meth:`release`)."""
         with self._held_lock:
-            self._held.pop(key, None)
+            self._held.pop(held.marker, None)
             if not self._held:
                 self._idle_since = time.monotonic()
-        self.cache.delete_many(key, _cancel(session_id, request_id))
+        self.cache.delete_many(held.marker, held.cancel)
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop renewing this process's markers (they expire on their own) and end the heartbeat.

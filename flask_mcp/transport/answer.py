@@ -41,6 +41,7 @@ EVENT_STREAM_HEADERS = (
     ("X-Accel-Buffering", "no"),
     ("Content-Type", "text/event-stream"),
 )
+_STREAM_AS_MADE = list(EVENT_STREAM_HEADERS)
 
 
 class JSONAnswer(Response):
@@ -121,9 +122,7 @@ class EventStreamAnswer(Response):
             and environ["REQUEST_METHOD"] != "HEAD"
         ):
             headers = self.headers.to_wsgi_list()
-            if len(headers) == len(EVENT_STREAM_HEADERS) and all(
-                header == made for header, made in zip(headers, EVENT_STREAM_HEADERS, strict=True)
-            ):
+            if headers == _STREAM_AS_MADE:
                 return _Closing(self.response, self._stream_closed), self.status, headers
         if self._stream_closed not in self._on_close:
             self._on_close.insert(0, self._stream_closed)  # the stream's own first, as if registered when made

@@ -31,7 +31,7 @@ if t.TYPE_CHECKING:
     from ..core.client import ClientState
     from ..policies.principal import Principal
     from ..stores.events import EventLog
-    from ..stores.mailbox import Mailbox
+    from ..stores.mailbox import InFlight, Mailbox
 
 __all__ = ["LOG_DELAY", "REQUEST_CANCELLED", "REQUEST_TIMEOUT", "TOO_MANY_WAITING", "HTTPChannel"]
 
@@ -134,6 +134,8 @@ class HTTPChannel:
         #: The batch logged with the response, for the short :data:`DELIVERED_GRACE` (kept to log it
         #: again for the events' lifetime, should the stream break before the client has it).
         self._final: tuple[list[tuple[int, bytes]], t.Any] | None = None
+        #: The request's in-flight marker, when held (a handshake session's request, by its response).
+        self.held: InFlight | None = None
 
     def send(self, kind: str, message: dict[str, t.Any], last: bool = False) -> None:
         """Hand *message* to the stream under the next event id of this stream, and to the event log."""
@@ -304,5 +306,5 @@ class HTTPChannel:
                 self._log()
         if self.abandoned:
             return True
-        mailbox, session_id = self.state.mailbox, self.client.session_id
-        return mailbox is not None and session_id is not None and mailbox.is_cancelled(session_id, self.request_id)
+        mailbox, held = self.state.mailbox, self.held
+        return mailbox is not None and held is not None and mailbox.cancelled(held)

@@ -174,7 +174,7 @@ def _streamed(
     session = None
     if call.modern:
         state.keep_in_step()
-        client = ClientState()  # the request's envelope is its client (_modern_run)
+        client = _envelope_client(call)  # the request's envelope is its client
     else:
         # The context reads the session's client state (its capabilities, its log level), as on the general path.
         session = session_of(state, environ, call.request_id, principal)
@@ -185,7 +185,7 @@ def _streamed(
 
     def handle(channel: HTTPChannel) -> dict[str, t.Any]:
         if call.modern:
-            return server.respond(call.request_id, "tools/call", _modern_run, server, call, channel, principal)
+            return server.respond(call.request_id, "tools/call", _modern_run, server, call, client, channel, principal)
         context = Call(server, client, "tools/call", call.params, call.request_id, channel, principal).context()
         kwargs = {**call.kwargs, t.cast(str, plain.context): context}
         return server.respond(call.request_id, "tools/call", plain.run, server, kwargs)
@@ -193,16 +193,22 @@ def _streamed(
     return respond_with(state, call.request_id, handle, client, session, call.modern, principal)
 
 
-def _modern_run(server: Server, call: LaneCall, channel: HTTPChannel, principal: Principal | None) -> dict[str, t.Any]:
-    # As modern_request (core.dispatch) runs a call: the client is the envelope's, and a question
-    # to the client ends the request with an input_required round.
+def _envelope_client(call: LaneCall) -> ClientState:
+    # As modern_request (core.dispatch) makes the client of a request: from its envelope.
     envelope = read_envelope(call.params, check_version=False)  # checked by recognise
-    client = ClientState(
+    return ClientState(
         protocol_version=envelope.protocol_version,
         client_info=envelope.client_info,
         capabilities=envelope.capabilities,
         log_level=envelope.log_level,
     )
+
+
+def _modern_run(
+    server: Server, call: LaneCall, client: ClientState, channel: HTTPChannel, principal: Principal | None
+) -> dict[str, t.Any]:
+    # As modern_request (core.dispatch) runs a call: a question to the client ends the request
+    # with an input_required round.
     run = Call(server, client, "tools/call", call.params, call.request_id, channel, principal)
     run.round = Round(run, t.cast("Sealer", server.sealer), server.max_request_state)
     kwargs = {**call.kwargs, t.cast(str, call.plain.context): run.context()}

@@ -51,15 +51,10 @@ STREAM_RETRY_AFTER = 5
 
 def sse_event(data: bytes, event_id: str | None = None, retry_ms: int | None = None) -> bytes:
     """One SSE event carrying a JSON-RPC message (or an empty priming event)."""
-    lines = []
-    if event_id is not None:
-        lines.append(b"id: " + event_id.encode())
+    head = b"" if event_id is None else b"id: " + event_id.encode() + b"\n"
     if retry_ms is not None:
-        lines.append(b"retry: " + str(retry_ms).encode())
-    if data:
-        lines.append(b"event: message")
-    lines.append(b"data: " + data)
-    return b"\n".join(lines) + b"\n\n"
+        head += b"retry: " + str(retry_ms).encode() + b"\n"
+    return head + (b"event: message\ndata: " if data else b"data: ") + data + b"\n\n"
 
 
 def respond(
@@ -108,11 +103,13 @@ def respond_with(
     channel = HTTPChannel(state, client, request_id, modern, run, principal)
     session_id = client.session_id
     mailbox = state.mailbox
-    if mailbox is not None and session_id is not None and not mailbox.claim(session_id, request_id):
-        error = MCPError(
-            jsonrpc.INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in use in this session"
-        )
-        return JSONAnswer(jsonrpc.encode(jsonrpc.failure(request_id, error)), 409)
+    if mailbox is not None and session_id is not None:
+        held = channel.held = mailbox.claim(session_id, request_id)
+        if held is None:
+            error = MCPError(
+                jsonrpc.INVALID_REQUEST, f"Invalid Request: id {request_id!r} is already in use in this session"
+            )
+            return JSONAnswer(jsonrpc.encode(jsonrpc.failure(request_id, error)), 409)
 
     def work() -> None:
         response: dict[str, t.Any] | None = None
@@ -129,8 +126,8 @@ def respond_with(
             try:
                 # Read before release, which clears the cancellation with the in-flight marker.
                 cancelled = channel.cancelled()
-                if mailbox is not None and session_id is not None:
-                    mailbox.release(session_id, request_id)
+                if mailbox is not None and channel.held is not None:
+                    mailbox.give_back(channel.held)
             except state.store_errors:
                 # The marker expires on its own once no heartbeat renews it.
                 logger.warning("MCP store unavailable while ending request %r", request_id)

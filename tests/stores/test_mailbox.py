@@ -192,6 +192,23 @@ def test_mailbox_claims_an_id_once_until_released(mailbox: Mailbox, request_id: 
     assert mailbox.claim("s1", request_id)
 
 
+@pytest.mark.parametrize("request_id", [7, "7"])
+def test_the_request_held_sees_its_cancellation_and_gives_its_id_back(mailbox: Mailbox, request_id: t.Any) -> None:
+    """What claim hands back reads the request's cancellation, not another's; giving it back frees the id."""
+    held = mailbox.claim("s1", request_id)
+    other = mailbox.claim("s1", [8])
+    assert held is not None and other is not None
+    assert held.marker == mailbox.inflight_key("s1", request_id)
+    assert not mailbox.cancelled(held)
+    assert mailbox.cancel("s1", request_id)
+    assert mailbox.cancelled(held) and mailbox.is_cancelled("s1", request_id)
+    assert not mailbox.cancelled(other)
+    mailbox.give_back(held)
+    assert not mailbox.cancel("s1", request_id)  # no longer in flight: nothing recorded
+    again = mailbox.claim("s1", request_id)
+    assert again == held and not mailbox.cancelled(again)  # the earlier cancellation went with it
+
+
 def test_mailbox_across_workers(workers: tuple[Flask, Flask]) -> None:
     """Redis: expected on A, answered and cancelled on B, seen on A."""
     a, b = workers
