@@ -91,6 +91,28 @@ class HTTPChannel:
     :param principal: the authenticated caller, whose questions these are.
     """
 
+    #: Set when the client went away before the response (modern era: that is cancellation).
+    abandoned = False
+    #: Set by the first message: from then on the answer is an event stream.
+    streaming = False
+    #: The request's in-flight marker, when held (a handshake session's request, by its response).
+    held: InFlight | None = None
+    #: The stream's name in its event ids (a stream without a log has none: nothing can resume it).
+    stream_id = ""
+    # What only a stream with a log keeps (the rest of it set by __init__).
+    #: Messages streamed but not logged yet: (number, JSON).
+    _pending: list[tuple[int, bytes]]
+    _last_number = 0
+    #: Whether the event log knows which request this stream carries.
+    _begun = False
+    #: Whether the client still reads the live stream: once not, every message is logged at once.
+    _live = True
+    #: The last event logged for the events' whole lifetime (the rest went with the response).
+    _kept_to = 0
+    #: The batch logged with the response, for the short :data:`DELIVERED_GRACE` (kept to log it
+    #: again for the events' lifetime, should the stream break before the client has it).
+    _final: tuple[list[tuple[int, bytes]], t.Any] | None = None
+
     def __init__(
         self,
         state: MCPState,
@@ -108,34 +130,18 @@ class HTTPChannel:
         self.request_id = request_id
         #: A modern-era stream: no event ids (nothing can be resumed), and closing it cancels the request.
         self.modern = modern
-        #: Set when the client went away before the response (modern era: that is cancellation).
-        self.abandoned = False
-        #: The stream's name in its event ids (a modern stream has none: nothing can resume it).
-        self.stream_id = "" if modern else _stream_names.next()
         self.run = run if run is not None else handler_run(state.settings.stream_threads, state.settings.sse_keepalive)
-        self._numbers = itertools.count(1)
-        self._last_number = 0
-        #: Set by the first message: from then on the answer is an event stream.
-        self.streaming = False
         # Guards the switch: the final response must know whether a stream began.
         self.lock = threading.RLock()
-        #: Whether the event log knows which request this stream carries.
-        self._begun = False
         #: Whether messages go to an event log at all (a handshake-era stream of a session).
         self._logs = not modern and state.events is not None and client.session_id is not None
-        #: Messages streamed but not logged yet: (number, JSON).
-        self._pending: list[tuple[int, bytes]] = []
-        #: When the pending messages go to the log at the latest (at the handler's next message).
-        self._log_due = monotonic() + LOG_DELAY
-        #: Whether the client still reads the live stream: once not, every message is logged at once.
-        self._live = True
-        #: The last event logged for the events' whole lifetime (the rest went with the response).
-        self._kept_to = 0
-        #: The batch logged with the response, for the short :data:`DELIVERED_GRACE` (kept to log it
-        #: again for the events' lifetime, should the stream break before the client has it).
-        self._final: tuple[list[tuple[int, bytes]], t.Any] | None = None
-        #: The request's in-flight marker, when held (a handshake session's request, by its response).
-        self.held: InFlight | None = None
+        if not modern:  # a handshake-era stream has event ids, and a priming event
+            self.stream_id = _stream_names.next()
+        if self._logs:
+            self._numbers = itertools.count(1)
+            self._pending = []
+            #: When the pending messages go to the log at the latest (at the handler's next message).
+            self._log_due = monotonic() + LOG_DELAY
 
     def send(self, kind: str, message: dict[str, t.Any], last: bool = False) -> None:
         """Hand *message* to the stream under the next event id of this stream, and to the event log."""
@@ -301,7 +307,7 @@ class HTTPChannel:
         # A handler looking is a handler that may give its stream a turn: a keep-alive that fails to
         # reach the client is how a modern stream's closing (its cancellation) is seen.
         self.run.pause()
-        if self._pending and monotonic() >= self._log_due:
+        if self._logs and self._pending and monotonic() >= self._log_due:
             with self.lock:
                 self._log()
         if self.abandoned:

@@ -157,10 +157,13 @@ class InlineRun:
 
     def _resume(self) -> t.Any:
         """Switch to the handler until it gives an item, or ends (:attr:`ended`)."""
-        run = t.cast(greenlet.greenlet, self.greenlet)
+        run: greenlet.greenlet = self.greenlet  # type: ignore[assignment]  # started: start() took a runner
         self.reader = greenlet.getcurrent()
-        job, self._job = self._job, None
-        return run.switch(job) if job is not None else run.switch()
+        job = self._job
+        if job is None:
+            return run.switch()
+        self._job = None
+        return run.switch(job)
 
     def put(self, item: Item, last: bool = False) -> None:
         """Switch to the reader with *item* (the last one is kept for it: the handler ends next)."""
@@ -188,9 +191,9 @@ class InlineRun:
                     "this WSGI server reads the response in another thread than the request's: "
                     "set MCP_STREAM_THREADS = True"
                 )
-            item = self._resume()
+            item: Item = self._resume()
             if not self.ended:
-                return t.cast(Item, item)
+                return item
             if self.foreign:  # put by other threads before the handler's end
                 return self.foreign.popleft()
         if self.last is None:

@@ -47,6 +47,8 @@ logger = logging.getLogger("flask_mcp")
 
 #: Seconds a client refused for lack of stream slots is told to wait.
 STREAM_RETRY_AFTER = 5
+#: A comment: proxies and clients see that a stream with nothing to send is alive.
+_KEEPALIVE = b": keep-alive\n\n"
 
 
 def sse_event(data: bytes, event_id: str | None = None, retry_ms: int | None = None) -> bytes:
@@ -153,34 +155,36 @@ def respond_with(
 
 def _post_stream(state: MCPState, channel: HTTPChannel, first: Item) -> t.Iterator[bytes]:
     keepalive = state.settings.sse_keepalive
-    # The priming event (an id and no data) lets the client resume this stream. It goes out in
-    # one write with the first message: a server writes each chunk with a system call of its own.
-    primer = b"" if channel.modern else sse_event(b"", f"{channel.stream_id}:0", state.settings.sse_retry_ms)
-    item = first
+    get = channel.run.get
     finished = False
     try:
-        while True:
-            kind, event_id, payload = item
+        kind, event_id, payload = first
+        # The priming event (an id and no data) lets the client resume this stream. It goes out in
+        # one write with the first message: a server writes each chunk with a system call of its own.
+        primer = b"" if channel.modern else sse_event(b"", f"{channel.stream_id}:0", state.settings.sse_retry_ms)
+        if kind == CLOSE:
+            finished = True
+            if primer:
+                yield primer
+            return  # the client resumes with GET and Last-Event-ID
+        yield primer + (_KEEPALIVE if kind == KEEPALIVE else sse_event(payload, event_id))
+        while kind != DONE:
+            try:
+                kind, event_id, payload = get(keepalive)
+            except queue.Empty:
+                yield _KEEPALIVE  # nothing to send for a while: proxies and clients see the stream is alive
+                continue
             if kind == CLOSE:
                 finished = True
-                if primer:
-                    yield primer
                 return  # the client resumes with GET and Last-Event-ID
-            # A keep-alive while the handler waits for the client.
-            chunk = b": keep-alive\n\n" if kind == KEEPALIVE else sse_event(payload, event_id)
-            if primer:
-                chunk, primer = primer + chunk, b""
-            yield chunk
-            if kind == DONE:
-                finished = True
-                channel.delivered()
-                return
-            while True:
-                try:
-                    item = channel.run.get(timeout=keepalive)
-                    break
-                except queue.Empty:
-                    yield b": keep-alive\n\n"  # a comment: proxies and clients see the stream is alive
+            if kind == KEEPALIVE:  # the handler waits for the client
+                yield _KEEPALIVE
+            elif event_id is None:  # the modern era's: no id, nothing to resume
+                yield b"event: message\ndata: " + payload + b"\n\n"
+            else:
+                yield sse_event(payload, event_id)
+        finished = True
+        channel.delivered()
     finally:
         if not finished:
             # The client closed the stream before the response: in the modern era that cancels the request.
@@ -282,7 +286,7 @@ def _tail(
             if state.waker.closed:
                 return  # the app is shut down: the client resumes elsewhere
             if not woken and time.monotonic() - last_sent >= settings.sse_keepalive:
-                yield b": keep-alive\n\n"  # a comment: proxies and clients see the stream is alive
+                yield _KEEPALIVE
                 last_sent = time.monotonic()
     except state.store_errors as exc:
         # The store is down: end the stream in bounded time, saying why; the client retries later.
