@@ -213,10 +213,13 @@ def _modern_run(
     run.round = Round(run, t.cast("Sealer", server.sealer), server.max_request_state)
     kwargs = {**call.kwargs, t.cast(str, call.plain.context): run.context()}
     try:
-        result = call.plain.run(server, kwargs, in_round=True)
-    except InputRequired as pending:
-        result = run.round.result(pending)
-    return finish(run, result)
+        try:
+            result = call.plain.run(server, kwargs, in_round=True)
+        except InputRequired as pending:
+            result = run.round.result(pending)
+        return finish(run, result)
+    finally:
+        run.round = None  # as modern_request does: no cycle of a round and its call left to the collector
 
 
 def _audited(

@@ -235,12 +235,17 @@ def _serve(job: t.Callable[[], greenlet.greenlet]) -> object:
     """A runner's life: run a handler, wait idle for the next one (or end, when enough wait already)."""
     while True:
         reader = job()
+        # Idle, it holds nothing of the request it ran (its handler, its context variables): that
+        # would live on until the next request, and grow the collector's older generations.
+        del job
+        current = greenlet.getcurrent()
+        current.gr_context = None
         runners: list[greenlet.greenlet] | None = getattr(_idle, "runners", None)
         if runners is None:
             runners = _idle.runners = []
         if len(runners) >= MAX_IDLE_RUNNERS:
             return _ENDED
-        runners.append(greenlet.getcurrent())
+        runners.append(current)
         job = reader.switch(_ENDED)
 
 

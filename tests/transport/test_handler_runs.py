@@ -6,11 +6,13 @@ plain JSON answer carries; what differs is who runs the handler.
 
 from __future__ import annotations
 
+import gc
 import json
 import queue
 import re
 import threading
 import typing as t
+import weakref
 
 import pytest
 from flask import Flask
@@ -21,6 +23,7 @@ from flask_mcp import MCP, Context
 from flask_mcp.protocol.envelope import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from flask_mcp.testing.client import ACCEPT
 from flask_mcp.transport import handler_runs
+from flask_mcp.transport.channel import HTTPChannel
 from flask_mcp.transport.handler_runs import DONE, MESSAGE, InlineRun
 
 MODERN = "2026-07-28"
@@ -289,3 +292,33 @@ def test_a_handler_that_raises_past_its_run_reaches_the_request() -> None:
     with pytest.raises(KeyboardInterrupt):
         run.get()
     assert run.ended
+
+
+@pytest.mark.parametrize("progress", [False, True], ids=["json-answer", "event-stream"])
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_an_ended_call_leaves_nothing_to_the_garbage_collector(
+    make_app: t.Callable[..., Flask], monkeypatch: pytest.MonkeyPatch, era: str, progress: bool
+) -> None:
+    """Freed as it ends: no reference cycle, and nothing of it kept by the idle runner that ran it.
+
+    What a busy server leaves to the collector, the collector's passes charge to every request.
+    """
+    channels: list[weakref.ref[HTTPChannel]] = []
+    made = HTTPChannel.__init__
+
+    def noting(channel: HTTPChannel, *args: t.Any, **kwargs: t.Any) -> None:
+        made(channel, *args, **kwargs)
+        channels.append(weakref.ref(channel))
+
+    monkeypatch.setattr(HTTPChannel, "__init__", noting)
+    app = make_app(build())
+    session = session_of(app) if era == "handshake" else None
+    post(app, era, session, 1, progress)  # the thread's runner made, the imports done
+    gc.collect()
+    gc.disable()
+    try:
+        kind, _ = post(app, era, session, 2, progress)
+        assert kind == ("text/event-stream" if progress else "application/json")
+        assert len(channels) == 2 and channels[-1]() is None
+    finally:
+        gc.enable()
