@@ -310,6 +310,10 @@ class HTTPChannel:
         if self._logs and self._pending and monotonic() >= self._log_due:
             with self.lock:
                 self._log()
+        return self.was_cancelled()
+
+    def was_cancelled(self) -> bool:
+        """:meth:`cancelled`, without the stream's turn: what the handler's end looks at."""
         if self.abandoned:
             return True
         mailbox, held = self.state.mailbox, self.held

@@ -127,7 +127,7 @@ def respond_with(
             cancelled = False
             try:
                 # Read before release, which clears the cancellation with the in-flight marker.
-                cancelled = channel.cancelled()
+                cancelled = channel.was_cancelled()
                 if mailbox is not None and channel.held is not None:
                     mailbox.give_back(channel.held)
             except state.store_errors:
