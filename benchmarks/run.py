@@ -57,6 +57,7 @@ COMPARED: dict[str, tuple[str, ...]] = {
     # The audit trail on, against the same scenario with it off first.
     "flask_mcp-audit": ("flask_mcp-stateful", "floor"),
     "flask_mcp-modern-audit": ("flask_mcp-modern", "floor-modern"),
+    "flask_mcp-jwt-modern-audit": ("flask_mcp-jwt-modern", "floor-jwt-modern"),
     # The ceiling against the peers: the most any WSGI app can reach against them here.
     "ceiling": ("fastmcp-modern", "fastmcp-stateful", "floor"),
     # On another server: against the floor on the same server first, then the gthread floor and the peers.
@@ -137,7 +138,8 @@ PAIRED_ORDER = (
     "flask_mcp-jwt", "floor-jwt", "flask_mcp-jwt-audit", "flask_mcp-static", "floor-static",
     "flask_mcp-oauth", "floor-oauth",
     "flask_mcp-progress", "floor-stream",
-    "flask_mcp-jwt-modern", "floor-jwt-modern", "flask_mcp-static-modern", "floor-static-modern",
+    "flask_mcp-jwt-modern", "floor-jwt-modern", "flask_mcp-jwt-modern-audit", "flask_mcp-static-modern",
+    "floor-static-modern",
     "flask_mcp-oauth-modern", "floor-oauth-modern",
     "flask_mcp-progress-modern", "floor-stream-modern",
 )  # fmt: skip

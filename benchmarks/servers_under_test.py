@@ -135,6 +135,8 @@ _GTHREAD_SPECS = [
                env=(("BENCH_MODE", "jwt"),), era="modern", variant="jwt", needs=("jwt",)),
     ServerSpec("floor-jwt-modern", "gunicorn", "benchmarks.servers.floor_app:modern_signed_in()", era="modern",
                variant="jwt", needs=("jwt",)),
+    ServerSpec("flask_mcp-jwt-modern-audit", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
+               env=(("BENCH_MODE", "jwt"), *AUDIT_ENV), era="modern", variant="jwt", needs=("jwt",)),
     ServerSpec("flask_mcp-static-modern", "gunicorn", "benchmarks.servers.flask_mcp_app:create_app()",
                env=(("BENCH_MODE", "static"),), era="modern", variant="static"),
     ServerSpec("floor-static-modern", "gunicorn", "benchmarks.servers.floor_app:modern_static_token_app",

@@ -39,6 +39,7 @@ SCENARIOS = (
     "flask_mcp-stateful", "flask_mcp-redis", "flask_mcp-modern",
     "flask_mcp-jwt", "flask_mcp-static", "flask_mcp-oauth", "flask_mcp-progress",
     "flask_mcp-jwt-modern", "flask_mcp-static-modern", "flask_mcp-oauth-modern", "flask_mcp-progress-modern",
+    "flask_mcp-audit", "flask_mcp-modern-audit", "flask_mcp-jwt-audit", "flask_mcp-jwt-modern-audit",
 )  # fmt: skip
 #: The floor of each scenario whose floor is not the handshake era's plain one: the bare view doing
 #: the same work, for the same request (a modern one answers as the 2026-07-28 era does).
@@ -53,12 +54,20 @@ OWN_FLOORS = {
     "flask_mcp-oauth-modern": "floor-oauth-modern",
     "flask_mcp-progress-modern": "floor-stream-modern",
 }
+#: The audited scenarios, each beside the same call with the trail off (its cost: within 10 %).
+UNAUDITED = {
+    "flask_mcp-audit": "flask_mcp-stateful",
+    "flask_mcp-modern-audit": "flask_mcp-modern",
+    "flask_mcp-jwt-audit": "flask_mcp-jwt",
+    "flask_mcp-jwt-modern-audit": "flask_mcp-jwt-modern",
+}
 
 
 def floor_of(name: str) -> str:
-    """The floor a flask_mcp scenario is compared with: the same work in the same era, on the same server kind."""
+    """The floor a flask_mcp scenario is compared with: the same work in the same era, on the same server kind
+    (for an audited one, the same call with the trail off)."""
     base, at, server = name.partition("@")
-    return OWN_FLOORS.get(base, "floor") + at + server
+    return (UNAUDITED.get(base) or OWN_FLOORS.get(base, "floor")) + at + server
 
 
 def pairs(servers: t.Iterable[RunningServer]) -> list[tuple[RunningServer, RunningServer]]:

@@ -322,6 +322,11 @@ def test_side_by_side_pairs_each_scenario_with_the_floor_of_its_era_on_its_serve
         ("flask_mcp-static-modern", "floor-static-modern"),
         ("flask_mcp-oauth-modern", "floor-oauth-modern"),
         ("flask_mcp-progress-modern", "floor-stream-modern"),
+        # The audit trail on, beside the same call with it off.
+        ("flask_mcp-audit", "flask_mcp-stateful"),
+        ("flask_mcp-modern-audit", "flask_mcp-modern"),
+        ("flask_mcp-jwt-audit", "flask_mcp-jwt"),
+        ("flask_mcp-jwt-modern-audit", "flask_mcp-jwt-modern"),
     }
     # Without its floor running, a scenario is not measured side by side.
     alone = [Started(s) for s in SPECS if s.name in ("flask_mcp-modern", "floor")]

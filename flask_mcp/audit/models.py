@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 import typing as t
 
 from sqlalchemy import Float, Integer, String, Text
@@ -56,17 +57,24 @@ COLUMNS: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(Audi
 _LIMITS: tuple[int | None, ...] = tuple(_LENGTHS.get(name) for name in COLUMNS)
 
 
+#: A record's values in :data:`COLUMNS` order, read in one C call.
+_VALUES = operator.attrgetter(*COLUMNS)
+_ARGUMENTS = COLUMNS.index("arguments")
+#: (index, longest) of each column with a longest value.
+_CUT = tuple((index, limit) for index, limit in enumerate(_LIMITS) if limit is not None)
+
+
 def values_of(record: AuditRecord) -> tuple[t.Any, ...]:
     """The row's values for *record*, in :data:`COLUMNS` order: its arguments as JSON text, every
     string cut to its column (never refused)."""
-    values: list[t.Any] = []
-    for name, limit in zip(COLUMNS, _LIMITS, strict=True):
-        value = getattr(record, name)
-        if name == "arguments" and value is not None:
-            value = json.dumps(value, sort_keys=True, default=str)
-        elif limit is not None and isinstance(value, str) and len(value) > limit:
-            value = value[:limit]
-        values.append(value)
+    values = list(_VALUES(record))
+    arguments = values[_ARGUMENTS]
+    if arguments is not None:
+        values[_ARGUMENTS] = json.dumps(arguments, sort_keys=True, default=str)
+    for index, limit in _CUT:
+        value = values[index]
+        if isinstance(value, str) and len(value) > limit:
+            values[index] = value[:limit]
     return tuple(values)
 
 

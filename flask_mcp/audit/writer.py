@@ -40,6 +40,10 @@ logger = logging.getLogger("flask_mcp.audit")
 
 #: Seconds between two warnings about lost records (each says how many in all).
 _WARN_EVERY = 60.0
+#: Rows made at a time (a few tenths of a millisecond of the interpreter), and the pause after each
+#: slice, in which the threads serving calls have the interpreter.
+_SLICE = 32
+_PAUSE = 0.0002
 #: Every writer alive: what each has buffered is written when the interpreter exits normally.
 _WRITERS: weakref.WeakSet[AuditWriter] = weakref.WeakSet()
 
@@ -216,19 +220,31 @@ class AuditWriter:
                 logger.exception("audit: the table could not be made; %d record(s) are lost", len(items))
                 return 0
         try:
-            records = items if self.convert is None else [self.convert(item) for item in items]
+            values = self._values(items)
         except Exception:  # a bug making records: the batch is lost, and said so
             logger.exception("audit: %d record(s) could not be made and are lost", len(items))
             return 0
         try:
             with self.engine.begin() as connection:
                 # Straight to the driver, in one statement: the writer's time is the calls' time too (the GIL).
-                statement = insert_statement(connection.dialect.paramstyle, len(records))
-                connection.exec_driver_sql(statement, tuple(value for record in records for value in values_of(record)))
+                statement = insert_statement(connection.dialect.paramstyle, len(items))
+                connection.exec_driver_sql(statement, tuple(values))
         except SQLAlchemyError:
-            logger.exception("audit: %d record(s) could not be written and are lost", len(records))
+            logger.exception("audit: %d record(s) could not be written and are lost", len(items))
             return 0
-        return len(records)
+        return len(items)
+
+    def _values(self, items: list[t.Any]) -> list[t.Any]:
+        # The rows' values, made a slice at a time with a pause between: making them holds the
+        # interpreter, and a call arriving meanwhile would otherwise wait for the whole batch.
+        values: list[t.Any] = []
+        convert = self.convert
+        for start in range(0, len(items), _SLICE):
+            if start:
+                time.sleep(_PAUSE)
+            for item in items[start : start + _SLICE]:
+                values.extend(values_of(item if convert is None else convert(item)))
+        return values
 
     def prune(self, now: float | None = None) -> int:
         """Delete the rows older than the retention, a batch at a time; how many were deleted."""

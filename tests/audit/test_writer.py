@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -193,3 +194,38 @@ def test_what_is_buffered_is_written_when_the_process_exits_normally(tmp_path: t
     database = f"sqlite:///{tmp_path / 'audit.sqlite3'}"
     subprocess.run([sys.executable, str(script), database], check=True, timeout=60)
     assert rows(create_engine(database)) == 50
+
+
+@given(size=st.integers(min_value=1, max_value=200))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_batch_holds_the_interpreter_a_slice_at_a_time(size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Making a batch's rows, the writer pauses after every _SLICE of them: a call waits for a slice, not a batch."""
+    from flask_mcp.audit import writer as writer_module
+
+    made: list[str] = []
+
+    def convert(item: int) -> AuditRecord:
+        made.append("row")
+        return record(item)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(writer_module.time, "sleep", lambda seconds: made.append(f"pause {seconds}"))
+        values = AuditWriter(create_engine("sqlite://"), convert=convert)._values(list(range(size)))
+    assert len(values) == size * len(COLUMNS)
+    runs = "".join("r" if step == "row" else "|" for step in made).split("|")
+    assert all(0 < len(run) <= writer_module._SLICE for run in runs)  # no run of rows longer than a slice
+    assert len(runs) == -(-size // writer_module._SLICE)  # and no pause that was not needed
+    assert {step for step in made if step != "row"} <= {f"pause {writer_module._PAUSE}"}
+
+
+@given(length=st.integers(min_value=0, max_value=600), arguments=st.none() | st.dictionaries(st.text(), st.integers()))
+def test_a_rows_strings_are_cut_to_their_columns_never_refused(length: int, arguments: dict[str, int] | None) -> None:
+    from flask_mcp.audit.models import _LENGTHS, values_of
+
+    long = "x" * length
+    made = record(1, principal=long, client=long, session=long, error_code=long, arguments=arguments)
+    values = dict(zip(COLUMNS, values_of(made), strict=True))
+    for name in ("principal", "client", "session", "error_code"):
+        assert values[name] == long[: _LENGTHS[name]]
+    assert values["tool"] == made.tool and values["time"] == made.time
+    assert values["arguments"] == (None if arguments is None else json.dumps(arguments, sort_keys=True))
