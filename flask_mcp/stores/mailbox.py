@@ -142,7 +142,7 @@ class Mailbox:
 
     def is_cancelled(self, session_id: str, request_id: t.Any) -> bool:
         """Whether the client cancelled that request."""
-        return self.cancelled(InFlight(_inflight(session_id, request_id), _cancel(session_id, request_id)))
+        return bool(self.cache.get(_cancel(session_id, request_id)))
 
     def cancelled(self, held: InFlight) -> bool:
         """Whether the client cancelled the request *held*."""

@@ -171,12 +171,11 @@ class InlineRun:
             self.foreign.append(item)  # deque appends are thread-safe
         elif last:
             self.last = item
+        elif self.foreign:  # items of other threads came first: they go first
+            self.foreign.append(item)
+            self._switch(self.foreign.popleft())
         else:
-            if self.foreign:  # items of other threads came first: they go first
-                self.foreign.append(item)
-                item = self.foreign.popleft()
-            self.reader.switch(item)
-            self.due = time.monotonic() + self.keepalive
+            self._switch(item)
 
     def _switch(self, item: Item) -> None:
         self.reader.switch(item)
@@ -192,14 +191,7 @@ class InlineRun:
                     "this WSGI server reads the response in another thread than the request's: "
                     "set MCP_STREAM_THREADS = True"
                 )
-            # _resume, spelled out: this runs for every message of every stream.
-            self.reader = greenlet.getcurrent()
-            job = self._job
-            if job is None:
-                item: Item = self.greenlet.switch()  # type: ignore[union-attr]  # started: start() took a runner
-            else:
-                self._job = None
-                item = self.greenlet.switch(job)  # type: ignore[union-attr]
+            item: Item = self._resume()
             if not self.ended:
                 return item
             if self.foreign:  # put by other threads before the handler's end

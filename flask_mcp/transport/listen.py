@@ -27,6 +27,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 from ..stores.events import BROADCAST
 from ..stores.failures import unavailable
+from .answer import EVENT_STREAM_HEADERS
 from .deadline import socket_of
 from .status import json_answer
 from .streaming import STREAM_RETRY_AFTER, sse_event
@@ -37,8 +38,6 @@ if t.TYPE_CHECKING:
     from ..stores.events import EventLog
 
 __all__ = ["IDLE", "follow", "respond", "subscription_of"]
-
-_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def subscription_of(
@@ -72,8 +71,7 @@ def respond(state: MCPState, message: jsonrpc.Request, principal: Principal | No
         start = events.last(None, BROADCAST)
         stream = Response(
             stream_with_context(_stream(state, subscription, events, start)),
-            content_type="text/event-stream",
-            headers=_HEADERS,
+            headers=EVENT_STREAM_HEADERS,
         )
     except BaseException:
         state.streams.give_back(sock)

@@ -27,7 +27,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 from ..stores.events import BROADCAST, GAP_GRACE, parse_event_id
 from ..stores.failures import unavailable
-from .answer import EventStreamAnswer, JSONAnswer
+from .answer import EVENT_STREAM_HEADERS, EventStreamAnswer, JSONAnswer
 from .channel import HTTPChannel
 from .deadline import socket_of
 from .handler_runs import CLOSE, DONE, KEEPALIVE, Item, handler_run
@@ -177,12 +177,8 @@ def _post_stream(state: MCPState, channel: HTTPChannel, first: Item) -> t.Iterat
             if kind == CLOSE:
                 finished = True
                 return  # the client resumes with GET and Last-Event-ID
-            if kind == KEEPALIVE:  # the handler waits for the client
-                yield _KEEPALIVE
-            elif event_id is None:  # the modern era's: no id, nothing to resume
-                yield b"event: message\ndata: " + payload + b"\n\n"
-            else:
-                yield sse_event(payload, event_id)
+            # A keep-alive while the handler waits for the client.
+            yield _KEEPALIVE if kind == KEEPALIVE else sse_event(payload, event_id)
         finished = True
         channel.delivered()
     finally:
@@ -223,8 +219,7 @@ def resume_or_listen(
             stream, number = parsed
         response = Response(
             stream_with_context(_tail(state, client, stream, number, owner, events.cache.cache)),
-            content_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            headers=EVENT_STREAM_HEADERS,
         )
     except BaseException:
         state.streams.give_back(sock)
