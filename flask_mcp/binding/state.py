@@ -37,6 +37,7 @@ from ..stores.capacity import capacity_of, is_process_local, threshold_capacity_
 from ..stores.context_state import CacheStateStore
 from ..stores.events import EventLog
 from ..stores.failures import store_errors
+from ..stores.local_markers import local_markers_for
 from ..stores.local_records import local_records_for
 from ..stores.mailbox import Mailbox
 from ..stores.quota import Quota, StoreGuard
@@ -339,7 +340,11 @@ def build_state(mcp: MCP, app: Flask, settings: Settings, cache: Cache, ephemera
         # Shorter-lived than any session: should a Redis evict by nearest expiry
         # (volatile-ttl), it takes these before a session in use.
         mailbox = Mailbox(
-            ephemeral, int(settings.client_request_timeout) + 60, inflight_ttl=settings.inflight_ttl, waker=waker
+            ephemeral,
+            int(settings.client_request_timeout) + 60,
+            inflight_ttl=settings.inflight_ttl,
+            waker=waker,
+            local=local_markers_for(app.extensions["cache"][ephemeral]),
         )
         capacity = capacity_of(backend, max_entries=settings.max_sessions, high_water=settings.store_high_water)
         admission = SessionAdmission(limiter, settings.session_rate_limit, capacity)

@@ -12,7 +12,9 @@ so a worker that dies frees its ids within that time instead of locking them.
 The heartbeat's thread runs only while the process holds markers, and
 :data:`LINGER` after the last is released (a busy process would otherwise
 start a thread a request); it ends at once when the app is shut down
-(:meth:`Mailbox.stop`).
+(:meth:`Mailbox.stop`). In a store in this process's memory, whose markers
+cannot outlive their worker, markers have no expiry and no heartbeat
+(:mod:`~flask_mcp.stores.local_markers`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import typing as t
 from flask_caching import Cache
 
 from ..policies.store_keys import key as store_key
+from .local_markers import LocalMarkers
 from .waker import Waker
 
 __all__ = ["LINGER", "InFlight", "Mailbox"]
@@ -56,12 +59,23 @@ class Mailbox:
     :param inflight_ttl: seconds an in-flight marker outlives the last
         heartbeat of the worker holding it.
     :param waker: the process's watcher of the store.
+    :param local: the markers of *cache*'s backend when it lives in this process's memory
+        (:func:`~flask_mcp.stores.local_markers.local_markers_for`): they are then kept there
+        without expiry or heartbeat.
     """
 
     def __init__(
-        self, cache: Cache, ttl: int, poll_interval: float = 0.05, *, inflight_ttl: int = 60, waker: Waker | None = None
+        self,
+        cache: Cache,
+        ttl: int,
+        poll_interval: float = 0.05,
+        *,
+        inflight_ttl: int = 60,
+        waker: Waker | None = None,
+        local: LocalMarkers | None = None,
     ) -> None:
         self.cache = cache
+        self._local = local
         self.ttl = ttl
         #: Wakes waiting handlers; one per process, shared with the event streams.
         self.waker = waker or Waker(poll_interval)
@@ -146,6 +160,8 @@ class Mailbox:
 
     def cancelled(self, held: InFlight) -> bool:
         """Whether the client cancelled the request *held*."""
+        if self._local is not None:
+            return self._local.holds(held.cancel)  # a cancellation's value is always True
         return bool(self.cache.get(held.cancel))
 
     def claim(self, session_id: str, request_id: t.Any) -> InFlight | None:
@@ -154,6 +170,8 @@ class Mailbox:
         :returns: the request held, to hand to :meth:`cancelled` and :meth:`give_back`.
         """
         key = _inflight(session_id, request_id)
+        if self._local is not None:
+            return InFlight(key, _cancel_of(key)) if self._local.add(key) else None
         if not self.cache.add(key, True, timeout=self.inflight_ttl):
             return None
         with self._held_lock:
@@ -162,7 +180,7 @@ class Mailbox:
                 self._stopped = False
                 self._heartbeat = threading.Thread(target=self._beat_while_held, name="mcp-inflight", daemon=True)
                 self._heartbeat.start()
-        return InFlight(key, _cancel(session_id, request_id))
+        return InFlight(key, _cancel_of(key))
 
     def inflight_key(self, session_id: str, request_id: t.Any) -> str:
         """The key of the request's in-flight marker: present while a live worker runs it."""
@@ -174,6 +192,9 @@ class Mailbox:
 
     def give_back(self, held: InFlight) -> None:
         """The request *held* is answered: its id may be used again (:meth:`release`)."""
+        if self._local is not None:
+            self._local.drop(held.marker, held.cancel)
+            return
         with self._held_lock:
             self._held.pop(held.marker, None)
             if not self._held:
@@ -244,3 +265,9 @@ def _inflight(session_id: str, request_id: t.Any) -> str:
 
 def _cancel(session_id: str, request_id: t.Any) -> str:
     return store_key("cancel", session_id, repr(request_id))
+
+
+def _cancel_of(marker: str) -> str:
+    # The cancellation of the request whose in-flight marker is *marker*: the same key
+    # in the other family (what _cancel builds, without hashing the tag again).
+    return "cancel" + marker[len("inflight") :]

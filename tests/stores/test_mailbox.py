@@ -151,10 +151,10 @@ def test_stopping_the_mailbox_ends_its_heartbeat_at_once(mailbox: Mailbox) -> No
     assert heartbeat is not None and not heartbeat.is_alive()
 
 
-def test_the_heartbeat_stops_with_its_app(make_app: t.Callable[..., t.Any]) -> None:
+def test_the_heartbeat_stops_with_its_app(make_app: t.Callable[..., t.Any], redis_url: str) -> None:
     """mcp.shutdown(app) stops renewing the app's markers: no thread goes on against a store the app left."""
     mcp = MCP()
-    app = make_app(mcp)
+    app = make_app(mcp, MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=redis_url)
     mailbox = app.extensions["mcp"].mailbox
     with app.app_context():
         assert mailbox.claim("s1", 1)
@@ -162,6 +162,26 @@ def test_the_heartbeat_stops_with_its_app(make_app: t.Callable[..., t.Any]) -> N
     assert heartbeat is not None and heartbeat.is_alive()
     mcp.shutdown(app)
     assert not heartbeat.is_alive()
+
+
+def test_a_store_in_process_memory_keeps_markers_without_expiry_or_heartbeat(
+    make_app: t.Callable[..., t.Any], memory_clock: Clock
+) -> None:
+    """SimpleCache lives and dies with the process that holds its markers: they never expire, nothing renews them."""
+    app = make_app(MCP())
+    mailbox = app.extensions["mcp"].mailbox
+    with app.app_context():
+        held = mailbox.claim("s1", 1)
+        assert held is not None
+        memory_clock.advance(10 * mailbox.inflight_ttl)
+        assert mailbox._heartbeat is None
+        assert not mailbox.claim("s1", 1)  # still in flight, long past inflight_ttl
+        assert mailbox.cancel("s1", 1) and mailbox.cancelled(held)
+        mailbox.give_back(held)
+        assert not mailbox.cancel("s1", 1)  # given back: no longer in flight, nothing recorded
+        assert mailbox.cache.get(held.marker) is None and mailbox.cache.get(held.cancel) is None
+        again = mailbox.claim("s1", 1)
+        assert again == held and not mailbox.cancelled(again)
 
 
 def test_a_release_during_a_beat_is_not_undone(mailbox: Mailbox, monkeypatch: pytest.MonkeyPatch) -> None:
