@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
+from flask.globals import _cv_app, _cv_request
 from flask_caching import Cache
 from werkzeug.serving import make_server
 
@@ -312,6 +313,18 @@ def no_thread_outlives_its_test(monkeypatch: pytest.MonkeyPatch) -> t.Iterator[N
         ended.wait(0.01)  # polling a real condition: the threads' own end
         deadline -= 1
     assert not left, f"flask_mcp threads outlived the test: {sorted(thread.name for thread in left)}"
+
+
+@pytest.fixture(autouse=True)
+def no_flask_context_outlives_its_test() -> t.Iterator[None]:
+    """Fail a test that leaves a Flask request or app context pushed (a streamed response never closed).
+
+    A context left behind is the ``current_app`` and ``request`` of every later test in the process.
+    """
+    before = (_cv_request.get(None), _cv_app.get(None))
+    yield
+    left = (_cv_request.get(None), _cv_app.get(None))
+    assert left == before, f"a Flask context outlived the test (close every streamed response): {left}"
 
 
 # -- databases: SQLite, or a PostgreSQL cluster of the test run's own ----------------------------------
