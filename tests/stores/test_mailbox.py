@@ -151,10 +151,13 @@ def test_stopping_the_mailbox_ends_its_heartbeat_at_once(mailbox: Mailbox) -> No
     assert heartbeat is not None and not heartbeat.is_alive()
 
 
-def test_the_heartbeat_stops_with_its_app(make_app: t.Callable[..., t.Any], redis_url: str) -> None:
-    """mcp.shutdown(app) stops renewing the app's markers: no thread goes on against a store the app left."""
+def test_the_heartbeat_stops_with_its_app(make_app: t.Callable[..., t.Any], redis_url: str, prefix: str) -> None:
+    """mcp.shutdown(app) stops renewing the app's markers: no thread goes on against a store the app left.
+
+    On Redis: markers in process memory have no heartbeat.
+    """
     mcp = MCP()
-    app = make_app(mcp, MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=redis_url)
+    app = make_app(mcp, MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL=redis_url, MCP_CACHE_KEY_PREFIX=prefix)
     mailbox = app.extensions["mcp"].mailbox
     with app.app_context():
         assert mailbox.claim("s1", 1)
