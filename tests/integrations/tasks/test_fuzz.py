@@ -61,6 +61,10 @@ def build_app(**config: t.Any) -> Flask:
         MCP_TASK_MAX_PER_CALLER=None,
         MCP_TASK_POLL_INTERVAL=0.01,
         MCP_CLIENT_REQUEST_TIMEOUT=2,
+        # One runner thread, started by the module's first task: a task an example makes while
+        # another still runs would otherwise start a thread that outlives its test (the apps are
+        # the module's, shut down after its last test).
+        MCP_TASK_WORKERS=1,
         **config,
     )
     server.init_app(app)
