@@ -13,7 +13,7 @@ keys                                   tag
 ``session``, ``subs``                  the session id
 ``await``, ``answer``, ``inflight``,   the session id
 ``cancel`` (mailbox)
-``ev``, ``evn``, ``evq``, ``evt``      the session id; ``*`` for the broadcast stream,
+``ev``, ``evn``, ``evq``                the session id; ``*`` for the broadcast stream,
 (events)                               the stream for a request without a session
 ``owner`` (a principal's sessions)     the principal's subject
 ``ctxstate``                           the scope of ``ctx.state`` (digest)

@@ -37,6 +37,7 @@ __all__ = [
     "MAX_STREAM_NAME",
     "EventLog",
     "Reader",
+    "event_count",
     "parse_event_id",
 ]
 
@@ -137,13 +138,14 @@ class EventLog:
             when already noted.
         :param timeout: seconds the entries live (the events' lifetime when not given).
         :param ends: the last of *events* is the stream's response: they are kept in one entry,
-            the stream's tail (most streams are written once, whole), and noted nowhere, since
-            a stream that ends with its response cannot have lost its request.
+            the stream's tail, which is its count too (most streams are written once, whole), and
+            noted nowhere, since a stream that ends with its response cannot have lost its request.
         """
-        keys, carried, counter, tail = _stream_keys(session_id, stream)
+        keys, carried, counter = _stream_keys(session_id, stream)
         if ends and events:
-            kept = {"first": events[0][0], "events": [message for _, message in events]}
-            entries: dict[str, t.Any] = {tail: kept, counter: events[-1][0]}
+            # Under the counter's key: what a reader and the watcher look at changes with it.
+            kept = {"n": events[-1][0], "first": events[0][0], "events": [message for _, message in events]}
+            entries: dict[str, t.Any] = {counter: kept}
         else:
             entries = {f"{keys}{number}": message for number, message in events}
             if carries is not None:
@@ -162,7 +164,7 @@ class EventLog:
         shorten = getattr(self.cache.cache, "expire_within", None)
         if shorten is None:
             return
-        events, carried, counter, _ = _stream_keys(session_id, stream)
+        events, carried, counter = _stream_keys(session_id, stream)
         shorten([*(f"{events}{number}" for number in range(1, last + 1)), carried, counter], DELIVERED_GRACE)
 
     def end(self, session_id: str | None, stream: str) -> None:
@@ -178,12 +180,15 @@ class EventLog:
         return record if isinstance(record, dict) and "request" in record else None
 
     def counter_key(self, session_id: str | None, stream: str) -> str:
-        """The key of the stream's event counter: it changes with every event appended."""
+        """The key of the stream's event counter: it changes with every event appended.
+
+        Its value is the count, or the stream's tail holding the count (read it with :func:`event_count`).
+        """
         return self._key("evn", session_id, stream)
 
     def last(self, session_id: str | None, stream: str) -> int:
         """The number of the newest event of the stream (0 for none)."""
-        return int(self.cache.get(self.counter_key(session_id, stream)) or 0)
+        return event_count(self.cache.get(self.counter_key(session_id, stream)))
 
     def reader(self, session_id: str | None, stream: str, number: int) -> Reader:
         """A :class:`Reader` of the stream, placed after event *number*."""
@@ -210,7 +215,7 @@ class EventLog:
 
     def _from_tail(self, session_id: str | None, stream: str, number: int) -> list[tuple[str, dict[str, t.Any]]]:
         # The events from *number* on that the stream's tail holds (write_many with ``ends``).
-        tail = self.cache.get(self._key("evt", session_id, stream))
+        tail = self.cache.get(self.counter_key(session_id, stream))
         if not isinstance(tail, dict) or not isinstance(tail.get("first"), int) or tail["first"] > number:
             return []
         kept = tail.get("events") or []
@@ -220,16 +225,25 @@ class EventLog:
         ]
 
 
+def event_count(counter: t.Any) -> int:
+    """The number of the newest event of a stream, from its counter's value (:meth:`EventLog.counter_key`):
+    a count, or the stream's tail holding one; 0 for none."""
+    if isinstance(counter, dict):
+        count = counter.get("n")
+        return count if type(count) is int else 0
+    return int(counter or 0)
+
+
 @functools.lru_cache(maxsize=1024)
-def _stream_keys(session_id: str | None, stream: str) -> tuple[str, str, str, str]:
-    """The keys of a stream being written: its events' (a prefix, the number after it), its note, its counter, its tail.
+def _stream_keys(session_id: str | None, stream: str) -> tuple[str, str, str]:
+    """The keys of a stream being written: its events' (a prefix, the number after it), its note, its counter.
 
     Kept for the streams written lately: a stream's handler may write its events in several batches.
     Never the broadcast stream's (:meth:`EventLog.append` writes that).
     """
     # EventLog._key of each family, the owner's tag found once.
     owner = tag(session_id if session_id is not None else stream)
-    return f"ev:{owner}:{stream}:", f"evq:{owner}:{stream}", f"evn:{owner}:{stream}", f"evt:{owner}:{stream}"
+    return f"ev:{owner}:{stream}:", f"evq:{owner}:{stream}", f"evn:{owner}:{stream}"
 
 
 class Reader:

@@ -25,7 +25,7 @@ from flask import Response, request, stream_with_context
 
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
-from ..stores.events import BROADCAST, GAP_GRACE, parse_event_id
+from ..stores.events import BROADCAST, GAP_GRACE, event_count, parse_event_id
 from ..stores.failures import unavailable
 from .answer import EVENT_STREAM_HEADERS, EventStreamAnswer, JSONAnswer
 from .channel import HTTPChannel
@@ -253,7 +253,7 @@ def _tail(
         while True:
             raw = events.cache.get(counter)  # as the watcher will see it (None before the first event)
             # Resuming far behind: replay the newest events only, not the whole history.
-            for event_id, message in reader.read(int(raw or 0), time.monotonic(), settings.sse_replay_max):
+            for event_id, message in reader.read(event_count(raw), time.monotonic(), settings.sse_replay_max):
                 if stream == BROADCAST and not _concerns(state, client, message, owner):
                     continue
                 yield sse_event(jsonrpc.encode(message), event_id)

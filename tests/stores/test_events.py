@@ -15,7 +15,7 @@ from flask_caching import Cache
 from flask_mcp import MCP, Context
 from flask_mcp.binding.caches import KEEPING_CACHE, BoundCache
 from flask_mcp.policies.store_keys import key as store_key
-from flask_mcp.stores.events import BROADCAST, DELIVERED_GRACE, GAP_GRACE, EventLog, parse_event_id
+from flask_mcp.stores.events import BROADCAST, DELIVERED_GRACE, GAP_GRACE, EventLog, event_count, parse_event_id
 from tests.conftest import Clock
 
 
@@ -131,9 +131,18 @@ def test_a_stream_its_handler_numbers_reads_like_an_appended_one(log: EventLog) 
     assert log.after("s2", "req", 0) == []  # another session's
 
 
+@pytest.mark.parametrize(
+    ("counter", "count"),
+    [(None, 0), (0, 0), (7, 7), ("7", 7), ({"n": 9, "first": 6, "events": []}, 9), ({"first": 1}, 0), ({"n": "9"}, 0)],
+)
+def test_a_counter_is_a_count_or_a_tail_holding_one(counter: t.Any, count: int) -> None:
+    """What a stream's counter holds reads as its count; a tail without a whole-number count reads as none."""
+    assert event_count(counter) == count
+
+
 @pytest.mark.parametrize("earlier", [0, 2], ids=["written-whole", "after-a-batch"])
 def test_a_stream_that_ends_with_its_response_is_kept_in_one_entry(earlier: int, memory_clock: Clock) -> None:
-    """The batch with the response is one entry (and the count), read from anywhere in it, for its lifetime only."""
+    """The batch with the response is one entry, the count too, read from anywhere in it, for its lifetime only."""
     app = Flask(__name__)
     cache = Cache(app, config={"CACHE_TYPE": KEEPING_CACHE})
     with app.app_context():
@@ -145,7 +154,7 @@ def test_a_stream_that_ends_with_its_response_is_kept_in_one_entry(earlier: int,
         numbers = range(earlier + 1, earlier + 5)
         ends = [(n, json.dumps({"n": n}).encode()) for n in numbers]
         log.write_many("s1", "req", ends, carries=None if earlier else 9, timeout=DELIVERED_GRACE, ends=True)
-        assert len(backend._cache) - before == (1 if earlier else 2)  # the tail, and the count when new
+        assert len(backend._cache) - before == (0 if earlier else 1)  # the tail, in the count's place
         top = log.last("s1", "req")
         assert top == earlier + 4
         everything = [(f"req:{n}", {"n": n}) for n in range(1, top + 1)]
