@@ -21,6 +21,8 @@ import typing as t
 
 from cachelib import simple
 
+from .simple_entries import Entry, has_table, live_entry
+
 __all__ = ["LocalMarkers", "local_markers_for"]
 
 
@@ -32,7 +34,7 @@ class LocalMarkers:
 
     def __init__(self, backend: simple.SimpleCache) -> None:
         # cachelib's own table of entries, (expires, pickled value) per key, and the lock of its writes.
-        self._entries: dict[str, tuple[float, t.Any]] = backend._cache
+        self._entries: dict[str, Entry] = backend._cache
         self._lock = backend._lock
         # The entry of a marker: no expiry (0), and the value True as the cache's readers decode it.
         self._marker = (0, backend.serializer.dumps(True))
@@ -47,13 +49,7 @@ class LocalMarkers:
 
     def holds(self, key: str) -> bool:
         """Whether an entry lives under *key* (set and not expired)."""
-        # One dictionary lookup is a single step for the interpreter: no lock needed to read.
-        entry = self._entries.get(key)
-        if entry is None:
-            return False
-        expires = entry[0]
-        # cachelib's own rule and clock (looked up at each call: tests replace it).
-        return expires == 0 or expires > simple.time()  # type: ignore[attr-defined]
+        return live_entry(self._entries, key) is not None
 
     def drop(self, *keys: str) -> None:
         """Delete the entries under *keys*, whoever wrote them."""
@@ -64,6 +60,6 @@ class LocalMarkers:
 
 def local_markers_for(backend: t.Any) -> LocalMarkers | None:
     """A :class:`LocalMarkers` for *backend* when it is a cachelib SimpleCache; ``None`` otherwise."""
-    if isinstance(backend, simple.SimpleCache) and type(getattr(backend, "_cache", None)) is dict:
+    if has_table(backend):
         return LocalMarkers(backend)
     return None

@@ -30,6 +30,8 @@ import typing as t
 
 from cachelib import simple
 
+from .simple_entries import has_table, live_entry
+
 __all__ = ["LocalRecords", "local_records_for"]
 
 V = t.TypeVar("V")
@@ -55,20 +57,8 @@ class LocalRecords:
 
     def read(self, key: str) -> t.Any:
         """The value under *key*, as the backend's ``get`` answers it; shared: never change it."""
-        entry = self._entry(key)
+        entry = live_entry(self._entries, key)
         return None if entry is None else self._value(key, entry)
-
-    def _entry(self, key: str) -> tuple[float, bytes] | None:
-        # The entry under *key* unless it expired. One dictionary lookup is a single step for
-        # the interpreter: no lock needed to read.
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        expires = entry[0]
-        # cachelib's own rule and clock (looked up at each call: tests replace it).
-        if expires != 0 and expires <= simple.time():  # type: ignore[attr-defined]
-            return None
-        return entry
 
     def _value(self, key: str, entry: tuple[float, bytes]) -> t.Any:
         # The value *entry* holds, decoded the first time it is asked for.
@@ -87,7 +77,7 @@ class LocalRecords:
         *derive* must depend on the value alone (and be the same object from
         call to call: a bound method made once, not looked up each time).
         """
-        entry = self._entry(key)
+        entry = live_entry(self._entries, key)
         if entry is None:
             return None
         kept = self._views.get(key)
@@ -103,6 +93,6 @@ class LocalRecords:
 
 def local_records_for(backend: t.Any) -> LocalRecords | None:
     """A :class:`LocalRecords` for *backend* when it is a cachelib SimpleCache; ``None`` otherwise."""
-    if isinstance(backend, simple.SimpleCache) and type(getattr(backend, "_cache", None)) is dict:
+    if has_table(backend):
         return LocalRecords(backend)
     return None

@@ -25,7 +25,7 @@ from ..core.client import ClientState
 from ..core.listen import Subscription
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
-from ..stores.events import BROADCAST
+from ..stores.events import BROADCAST, event_count
 from ..stores.failures import unavailable
 from .answer import EVENT_STREAM_HEADERS
 from .deadline import socket_of
@@ -113,7 +113,7 @@ def follow(
     try:
         while not stopped() and not state.waker.closed:  # closed: the app is shut down
             raw = events.cache.get(counter)  # as the watcher will see it
-            for _event_id, message in reader.read(int(raw or 0), time.monotonic(), settings.sse_replay_max):
+            for _event_id, message in reader.read(event_count(raw), time.monotonic(), settings.sse_replay_max):
                 if subscription.wants(message):
                     yield subscription.tagged(message)
                     last_sent = time.monotonic()
