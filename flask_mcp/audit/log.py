@@ -13,7 +13,7 @@ from sqlalchemy.exc import OperationalError
 
 from ..config.oversight import AuditSettings
 from ..core.audit import AuditRecord
-from ..core.audit_calls import EndedCall, audit_record
+from ..core.audit_calls import EndedCall, audit_record, audit_values
 from ..core.hooks import call_audited
 from ..stores.failures import warn_store_unreachable
 from .installed import EXTENSION_KEY, audit_log_of
@@ -60,7 +60,7 @@ class AuditLog:
             buffer=settings.buffer,
             batch=settings.batch,
             retention_days=settings.retention_days,
-            convert=self._record_of,
+            convert=self._row_of,
         )
         try:
             self.writer.create_table()
@@ -104,12 +104,13 @@ class AuditLog:
         """Buffer a record made elsewhere (an import, a test) for writing."""
         self.writer.record(record)
 
-    def _record_of(self, item: t.Any) -> AuditRecord:
-        # On the writer's thread: an ended call's facts become its record here.
+    def _row_of(self, item: t.Any) -> AuditRecord | tuple[t.Any, ...]:
+        # On the writer's thread: an ended call's facts become its row's values here, with no record
+        # built on the way (nobody but the table wants one).
         if isinstance(item, AuditRecord):
             return item
         ended, trace_id = item
-        return audit_record(ended, arguments=self.arguments, trace_id=trace_id)
+        return audit_values(ended, arguments=self.arguments, trace_id=trace_id)
 
     def close(self) -> None:
         """Write what is buffered and stop the writer's thread."""

@@ -64,10 +64,14 @@ _ARGUMENTS = COLUMNS.index("arguments")
 _CUT = tuple((index, limit) for index, limit in enumerate(_LIMITS) if limit is not None)
 
 
-def values_of(record: AuditRecord) -> tuple[t.Any, ...]:
+def values_of(record: AuditRecord | tuple[t.Any, ...]) -> tuple[t.Any, ...]:
     """The row's values for *record*, in :data:`COLUMNS` order: its arguments as JSON text, every
-    string cut to its column (never refused)."""
-    values = list(_VALUES(record))
+    string cut to its column (never refused).
+
+    :param record: a record, or its values in the order of its fields
+        (:func:`~flask_mcp.core.audit_calls.audit_values`).
+    """
+    values = list(record) if type(record) is tuple else list(_VALUES(record))
     arguments = values[_ARGUMENTS]
     if arguments is not None:
         values[_ARGUMENTS] = json.dumps(arguments, sort_keys=True, default=str)

@@ -66,8 +66,9 @@ class AuditWriter:
     :param idle: seconds without a record after which the thread ends (the next record starts it again).
     :param linger: seconds the thread waits for a batch to fill before it writes a smaller one: one
         transaction for many calls, rather than one each.
-    :param convert: makes each buffered item an :class:`~flask_mcp.core.audit.AuditRecord`, on the thread
-        (an ended call's facts, made into its record off the request path); default: items are records.
+    :param convert: makes each buffered item an :class:`~flask_mcp.core.audit.AuditRecord`, or its values in
+        the order of its fields, on the thread (an ended call's facts, made into its row off the request
+        path); default: items are records.
     """
 
     def __init__(
@@ -81,7 +82,7 @@ class AuditWriter:
         prune_every: float = 3600.0,
         idle: float = 5.0,
         linger: float = 0.2,
-        convert: t.Callable[[t.Any], AuditRecord] | None = None,
+        convert: t.Callable[[t.Any], AuditRecord | tuple[t.Any, ...]] | None = None,
     ) -> None:
         self.engine = engine
         self.buffer = buffer

@@ -29,6 +29,7 @@ __all__ = [
     "EndedCall",
     "SeenClient",
     "audit_record",
+    "audit_values",
     "audited",
     "client_of",
     "error_outcome",
@@ -159,30 +160,40 @@ class EndedCall(t.NamedTuple):
     error_code: str | None
 
 
+def audit_values(ended: EndedCall, *, arguments: bool = False, trace_id: str | None = None) -> tuple[t.Any, ...]:
+    """The values of *ended*'s record, in the order of :class:`~flask_mcp.core.audit.AuditRecord`'s fields.
+
+    What :func:`audit_record` holds, without building it: the audit table's
+    writer makes its rows of them, a thread's time every call shares.
+    """
+    principal, state, approval, surface = ended.principal, ended.state, ended.approval, ended.surface
+    mode = None
+    if approval is not None:
+        mode = "terminal" if surface == "cli" and approval.mode == "form" else approval.mode
+    return (
+        ended.started,  # time
+        ended.name,  # tool
+        ended.kind,
+        principal.subject if principal is not None else None,  # principal
+        client_of(principal, state),  # client
+        state.session_id if state is not None else None,  # session
+        surface,
+        state.protocol_version if state is not None and surface in ("mcp", "stdio", "cli") else None,  # revision
+        arguments_digest(ended.arguments),
+        without_secrets(ended.tool, ended.arguments) if arguments else None,  # arguments
+        approval.outcome if approval is not None else "none",  # approval
+        mode,  # approval_mode
+        approval.approver if approval is not None else None,  # approver
+        ended.outcome,
+        ended.error_code,
+        round(ended.duration * 1000, 3),  # duration_ms
+        trace_id,
+    )
+
+
 def audit_record(ended: EndedCall, *, arguments: bool = False, trace_id: str | None = None) -> AuditRecord:
     """The record of *ended*: its digest, its client, its arguments without secrets when *arguments*."""
-    principal, state, approval, surface = ended.principal, ended.state, ended.approval, ended.surface
-    return AuditRecord(
-        time=ended.started,
-        tool=ended.name,
-        kind=ended.kind,
-        principal=principal.subject if principal is not None else None,
-        client=client_of(principal, state),
-        session=state.session_id if state is not None else None,
-        surface=surface,
-        revision=state.protocol_version if state is not None and surface in ("mcp", "stdio", "cli") else None,
-        arguments_digest=arguments_digest(ended.arguments),
-        arguments=without_secrets(ended.tool, ended.arguments) if arguments else None,
-        approval=approval.outcome if approval is not None else "none",
-        approval_mode=("terminal" if surface == "cli" and approval.mode == "form" else approval.mode)
-        if approval is not None
-        else None,
-        approver=approval.approver if approval is not None else None,
-        outcome=ended.outcome,
-        error_code=ended.error_code,
-        duration_ms=round(ended.duration * 1000, 3),
-        trace_id=trace_id,
-    )
+    return AuditRecord(*audit_values(ended, arguments=arguments, trace_id=trace_id))
 
 
 def record_call(

@@ -37,7 +37,15 @@ from ..core.client import Call, ClientState
 from ..core.modern import completed, finish
 from ..core.rounds import InputRequired, Round
 from ..protocol import jsonrpc
-from ..protocol.envelope import CLIENT_INFO, PROTOCOL_VERSION, check_version_of, read_envelope, served_revision
+from ..protocol.envelope import (
+    CLIENT_CAPABILITIES,
+    CLIENT_INFO,
+    LOG_LEVEL,
+    PROTOCOL_VERSION,
+    check_version_of,
+    read_envelope,
+    served_revision,
+)
 from ..protocol.jsonrpc import MAX_ID_INTEGER, MCPError
 from ..protocol.versions import MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from .routing_headers import check_routing_headers, plain_tool_call_headers
@@ -194,13 +202,14 @@ def _streamed(
 
 
 def _envelope_client(call: LaneCall) -> ClientState:
-    # As modern_request (core.dispatch) makes the client of a request: from its envelope.
-    envelope = read_envelope(call.params, check_version=False)  # checked by recognise
+    # As modern_request (core.dispatch) makes the client of a request: from its envelope, read
+    # straight from _meta, which recognise found well-formed (no Envelope made a second time).
+    meta = call.params["_meta"]
     return ClientState(
-        protocol_version=envelope.protocol_version,
-        client_info=envelope.client_info,
-        capabilities=envelope.capabilities,
-        log_level=envelope.log_level,
+        protocol_version=meta[PROTOCOL_VERSION],
+        client_info=meta.get(CLIENT_INFO),
+        capabilities=meta[CLIENT_CAPABILITIES],
+        log_level=meta.get(LOG_LEVEL),
     )
 
 

@@ -932,6 +932,31 @@ def test_a_tool_that_takes_a_context_takes_the_lane_in_a_modern_request(
             assert got.raw.count(b"notifications/progress") == 2 and b'"resultType":"complete"' in got.raw
 
 
+def _telling(mcp: MCP) -> None:
+    @mcp.tool(name="special")
+    def special(a: int, ctx: Context) -> str:
+        ctx.debug("a debug line")  # sent only to a client that asked for debug logs
+        return json.dumps({"capabilities": ctx.client_capabilities, "version": ctx.protocol_version, "a": a})
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [{}, {CLIENT_INFO: {"name": "c", "version": "1"}, LOG_LEVEL: "debug"}, {CLIENT_CAPABILITIES: {"roots": {}}}],
+    ids=["envelope", "client info and log level", "capabilities"],
+)
+def test_a_context_sees_the_modern_envelope_the_general_path_sees(
+    twins: t.Callable[..., Twins], meta: dict[str, t.Any]
+) -> None:
+    """The lane makes the call's client of its envelope as the general path does: the same answer, byte for byte."""
+    pair = twins(_telling)
+    params = modern_params({"name": "special", "arguments": {"a": 1}})
+    params["_meta"].update(meta)
+    got = pair.agree(message(params), modern_headers(params), lane=True)
+    assert (b"a debug line" in got.raw) is (LOG_LEVEL in meta)
+    told = json.dumps(meta.get(CLIENT_CAPABILITIES, {}))
+    assert json.dumps(told).encode()[1:-1] in got.raw
+
+
 def _asking(mcp: MCP) -> None:
     @mcp.tool(name="special")
     def special(a: int, ctx: Context) -> int:
