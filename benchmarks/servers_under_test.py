@@ -72,10 +72,15 @@ class ServerSpec:
     variant: Variant = "plain"
 
 
-#: The settings of the audited scenarios (``BENCHCFG_`` keys, read by the app as JSON).
+#: Stands for a started server's own scratch directory in the values of its ``env``
+#: (:class:`RunningServer` makes the directory, and removes it when the server stops).
+SCRATCH = "{scratch}"
+#: The settings of the audited scenarios (``BENCHCFG_`` keys, read by the app as JSON). Each audited
+#: server writes a table of its own, empty when it starts: one left by an earlier run, or by the
+#: other audited server, would make what a row costs depend on what ran before.
 AUDIT_ENV = (
     ("BENCHCFG_MCP_AUDIT", "true"),
-    ("BENCHCFG_MCP_AUDIT_DATABASE_URI", f'"sqlite:///{tempfile.gettempdir()}/flask_mcp_bench_audit.sqlite3"'),
+    ("BENCHCFG_MCP_AUDIT_DATABASE_URI", f'"sqlite:///{SCRATCH}/audit.sqlite3"'),
 )
 
 _GTHREAD_SPECS = [
@@ -292,20 +297,26 @@ class RunningServer:
     def __init__(self, spec: ServerSpec, redis_url: str | None = None, cpus: str | None = None) -> None:
         self.spec = spec
         self.port = free_port()
-        env = {**os.environ, **dict(spec.env), "PYTHONPATH": str(ROOT)}
+        self.scratch = tempfile.TemporaryDirectory(prefix="flask_mcp_bench_")
+        own = {name: value.replace(SCRATCH, self.scratch.name) for name, value in spec.env}
+        env = {**os.environ, **own, "PYTHONPATH": str(ROOT)}
         if redis_url:
             env["BENCH_REDIS_URL"] = redis_url
         command, marker = command_line(spec, self.port)
-        self.process = subprocess.Popen(
-            pinned(command, cpus),
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        wait_for_output(self.process, marker)
         try:
+            self.process = subprocess.Popen(
+                pinned(command, cpus),
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except BaseException:
+            self.scratch.cleanup()
+            raise
+        try:
+            wait_for_output(self.process, marker)
             # granian announces its worker before the worker has bound the port.
             wait_for_port(self.port, self.process)
             self.session_id = self.handshake() if spec.stateful and spec.era == "handshake" else ""
@@ -372,5 +383,6 @@ class RunningServer:
             )
 
     def stop(self) -> None:
-        """Stop the server (and its workers) by its process group."""
+        """Stop the server (and its workers) by its process group, and remove its scratch directory."""
         stop_group(self.process)
+        self.scratch.cleanup()

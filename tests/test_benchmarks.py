@@ -244,6 +244,21 @@ def test_pinned_servers_run_on_the_first_cpu_and_the_load_on_the_others(tmp_path
     assert len(ratio["rps_ratio_rounds"]) == 2 and all(value > 0 for value in ratio["rps_ratio_rounds"])
 
 
+def test_each_audited_server_writes_a_table_of_its_own_removed_when_it_stops() -> None:
+    """What a row costs must not depend on what an earlier run, or the other audited server, left in the table."""
+    from benchmarks.servers_under_test import SPECS, RunningServer
+
+    audited = [spec for spec in SPECS if spec.name in ("flask_mcp-audit", "flask_mcp-modern-audit")]
+    servers = [RunningServer(spec) for spec in audited]
+    try:
+        tables = [Path(server.scratch.name) / "audit.sqlite3" for server in servers]
+        assert len(set(tables)) == 2 and all(table.is_file() for table in tables)  # made by each app as it started
+    finally:
+        for server in servers:
+            server.stop()
+    assert not any(table.parent.exists() for table in tables)
+
+
 def test_without_pin_the_scheduler_places_everything() -> None:
     assert run.placement(pin=False) is None
 
