@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import operator
 import typing as t
@@ -12,7 +13,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from ..core.audit import AuditRecord
 
-__all__ = ["COLUMNS", "AuditRow", "Base", "insert_statement", "record_of", "values_of"]
+__all__ = ["COLUMNS", "ROWS_PER_STATEMENT", "AuditRow", "Base", "insert_statement", "record_of", "values_of"]
 
 
 class Base(DeclarativeBase):
@@ -82,12 +83,21 @@ def values_of(record: AuditRecord | tuple[t.Any, ...]) -> tuple[t.Any, ...]:
     return tuple(values)
 
 
+#: Rows an ``INSERT`` writes at most: a batch is written in statements of this many rows and one of
+#: the rest, whose texts repeat from batch to batch (see :func:`insert_statement`).
+ROWS_PER_STATEMENT = 32
+
+
+@functools.lru_cache(maxsize=2 * ROWS_PER_STATEMENT)
 def insert_statement(paramstyle: str, rows: int) -> str:
     """One ``INSERT`` of *rows* rows of :data:`COLUMNS` (``VALUES (...), (...)``), in the driver's own
     parameter style (``qmark`` for sqlite3, ``format``/``pyformat`` for psycopg).
 
-    One statement for the batch: the driver runs it in one step, where ``executemany`` would take
-    the GIL back once a row, each time behind the threads serving calls.
+    A statement for many rows: the driver runs it in one step, where ``executemany`` would take
+    the GIL back once a row, each time behind the threads serving calls. At most
+    :data:`ROWS_PER_STATEMENT` of them: the few texts that makes are made once here, and compiled
+    once by a driver that keeps its compiled statements (sqlite3 does, per connection), where a
+    statement for each batch's own size would be compiled anew for nearly every batch.
     """
     width = len(COLUMNS)
     if paramstyle == "qmark":

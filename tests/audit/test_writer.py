@@ -197,6 +197,35 @@ def test_what_is_buffered_is_written_when_the_process_exits_normally(tmp_path: t
 
 
 @given(size=st.integers(min_value=1, max_value=200))
+@settings(max_examples=25, deadline=None)
+def test_a_batch_is_written_in_statements_of_a_bounded_number_of_rows_in_one_transaction(size: int) -> None:
+    """At most ROWS_PER_STATEMENT rows a statement, so the driver compiles a few texts once, not one a batch."""
+    from flask_mcp.audit.models import ROWS_PER_STATEMENT
+
+    engine = create_engine("sqlite://")
+    writer = AuditWriter(engine, retention_days=None)
+    writer.create_table()
+    inserts: list[tuple[str, int]] = []
+    commits: list[str] = []
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def count(conn: t.Any, cursor: t.Any, statement: str, parameters: t.Any, context: t.Any, many: bool) -> None:
+        if statement.lstrip().upper().startswith("INSERT"):
+            inserts.append((statement, len(parameters) // len(COLUMNS)))
+
+    event.listen(engine, "commit", lambda conn: commits.append("commit"))
+    try:
+        assert writer._write([record(n) for n in range(size)]) == size
+        assert rows(engine) == size and len(commits) == 1
+        assert sum(rows for _, rows in inserts) == size
+        assert all(rows == ROWS_PER_STATEMENT for _, rows in inserts[:-1]) and 0 < inserts[-1][1] <= ROWS_PER_STATEMENT
+        assert all(statement.count("(?") == rows for statement, rows in inserts)
+    finally:
+        writer.close()
+        engine.dispose()
+
+
+@given(size=st.integers(min_value=1, max_value=200))
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_a_batch_holds_the_interpreter_a_slice_at_a_time(size: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Making a batch's rows, the writer pauses after every _SLICE of them: a call waits for a slice, not a batch."""
