@@ -40,7 +40,15 @@ _ARGUMENTS = (
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # A window in the background (the page, once the sign-in window it opened is in front) is not
+    # throttled: under a loaded machine a throttled window's navigation can stall the driver's command.
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
 )
+#: Seconds a navigation may take before the driver's command fails: less than the 120 s Selenium's
+#: client waits for the driver's answer, so that a stalled page fails its test saying so, at once.
+PAGE_LOAD_TIMEOUT = 60
 
 
 def policy_violations(driver: WebDriver) -> list[str]:
@@ -61,6 +69,7 @@ def headless_chromium(*arguments: str, capabilities: t.Mapping[str, t.Any] | Non
             options.set_capability(name, value)
         driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
         try:
+            driver.set_page_load_timeout(PAGE_LOAD_TIMEOUT)
             yield driver
         finally:
             driver.quit()
