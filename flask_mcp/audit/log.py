@@ -60,6 +60,7 @@ class AuditLog:
             buffer=settings.buffer,
             batch=settings.batch,
             retention_days=settings.retention_days,
+            linger=settings.linger,
             convert=self._row_of,
         )
         try:

@@ -13,7 +13,7 @@ What may be lost, and is always counted and logged, never silently:
   slower than the calls, or down);
 - the rows of a batch the database refused (``failed``);
 - records still buffered when the process dies (a crash, ``kill -9``): at
-  most the buffer's size, usually the last fraction of a second's. An
+  most the buffer's size, usually the last second's (``linger``). An
   interpreter that exits normally writes them first.
 """
 
@@ -64,8 +64,10 @@ class AuditWriter:
     :param clock: seconds since the epoch (rows' ages, the pruning's schedule).
     :param prune_every: seconds between two deletions of old rows.
     :param idle: seconds without a record after which the thread ends (the next record starts it again).
-    :param linger: seconds the thread waits for a batch to fill before it writes a smaller one: one
-        transaction for many calls, rather than one each.
+    :param linger: seconds the thread waits for a batch to fill before it writes a smaller one
+        (``MCP_AUDIT_LINGER``): one transaction for many calls, rather than one each; a full batch is
+        written at once. Each batch takes the interpreter from the calls for a while: fewer, larger
+        ones keep a busy worker's slowest calls closer to those of one that records nothing.
     :param convert: makes each buffered item an :class:`~flask_mcp.core.audit.AuditRecord`, or its values in
         the order of its fields, on the thread (an ended call's facts, made into its row off the request
         path); default: items are records.
@@ -81,7 +83,7 @@ class AuditWriter:
         clock: t.Callable[[], float] = time.time,
         prune_every: float = 3600.0,
         idle: float = 5.0,
-        linger: float = 0.2,
+        linger: float = 1.0,
         convert: t.Callable[[t.Any], AuditRecord | tuple[t.Any, ...]] | None = None,
     ) -> None:
         self.engine = engine

@@ -329,4 +329,6 @@ DEFAULTS: dict[str, t.Any] = {
     "MCP_AUDIT_BUFFER": 10000,
     # Rows written in one transaction at most.
     "MCP_AUDIT_BATCH": 500,
+    # Seconds the writer waits for a batch to fill before it writes a smaller one.
+    "MCP_AUDIT_LINGER": 1.0,
 }

@@ -46,12 +46,13 @@ class AuditSettings:
     retention_days: float | None = 90.0
     buffer: int = 10_000
     batch: int = 500
+    linger: float = 1.0
 
     @classmethod
     def from_config(cls, config: t.Mapping[str, t.Any]) -> AuditSettings:
         """Read the ``MCP_AUDIT*`` keys.
 
-        :raises ValueError: a size or a retention that is not a positive number.
+        :raises ValueError: a size, a retention or a linger that is not a positive number.
         """
         return cls(
             enabled=bool(config["MCP_AUDIT"]),
@@ -61,4 +62,5 @@ class AuditSettings:
             retention_days=optional_number(config, "MCP_AUDIT_RETENTION_DAYS"),
             buffer=positive(config, "MCP_AUDIT_BUFFER"),
             batch=positive(config, "MCP_AUDIT_BATCH"),
+            linger=float(positive_number(config, "MCP_AUDIT_LINGER")),
         )

@@ -14,10 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import create_engine, event, func, select
 from sqlalchemy.engine import Engine
+from sqlalchemy.pool import StaticPool
 
+from flask_mcp.audit.log import AuditLog
 from flask_mcp.audit.models import COLUMNS, AuditRow
 from flask_mcp.audit.reading import read_records
 from flask_mcp.audit.writer import AuditWriter
+from flask_mcp.config.oversight import AuditSettings
 from flask_mcp.core.audit import AuditRecord
 from tests.conftest import BOTH_DATABASES
 
@@ -222,6 +225,38 @@ def test_a_batch_is_written_in_statements_of_a_bounded_number_of_rows_in_one_tra
         assert all(statement.count("(?") == rows for statement, rows in inserts)
     finally:
         writer.close()
+        engine.dispose()
+
+
+@given(batch=st.integers(min_value=1, max_value=40), batches=st.integers(min_value=1, max_value=4))
+@settings(max_examples=20, deadline=None)
+def test_a_full_batch_is_written_without_waiting_for_the_linger(batch: int, batches: int) -> None:
+    """The linger bounds how long a batch waits to fill; a full one goes at once, one transaction each."""
+    engine = create_engine("sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False})
+    writer = AuditWriter(engine, batch=batch, retention_days=None, linger=3600)  # longer than any wait here
+    writer.create_table()
+    commits: list[str] = []
+    event.listen(engine, "commit", lambda conn: commits.append("commit"))
+    try:
+        for n in range(batch * batches):
+            writer.record(record(n))
+        with writer._changed:  # no flush(): that would write at once, whatever the linger
+            assert writer._changed.wait_for(lambda: writer._finished == batch * batches, timeout=60)
+        assert (writer.written, rows(engine), len(commits)) == (batch * batches, batch * batches, batches)
+    finally:
+        writer.close()
+        engine.dispose()
+
+
+def test_the_app_s_writer_lingers_as_configured() -> None:
+    engine = create_engine("sqlite://")
+    configured, default = AuditLog(engine, AuditSettings(linger=2.5)), AuditLog(engine, AuditSettings())
+    try:
+        assert configured.writer.linger == 2.5
+        assert default.writer.linger == AuditWriter(engine).linger == AuditSettings().linger
+    finally:
+        configured.close()
+        default.close()
         engine.dispose()
 
 

@@ -33,6 +33,14 @@ def test_defaults() -> None:
     assert (result.max_sessions, result.store_high_water) == (10000, 0.9)
 
 
+def test_the_audit_writer_s_linger_is_a_positive_number_of_seconds() -> None:
+    assert settings().audit.linger == 1.0
+    assert settings(MCP_AUDIT_LINGER=0.25).audit.linger == 0.25
+    for wrong in (0, -1, None, "1", True):
+        with pytest.raises(ValueError, match="MCP_AUDIT_LINGER"):
+            settings(MCP_AUDIT_LINGER=wrong)
+
+
 def test_cache_keys_are_passed_on_without_their_prefix() -> None:
     result = settings(MCP_CACHE_TYPE="RedisCache", MCP_CACHE_REDIS_URL="redis://x:1/0", CACHE_TYPE="NullCache")
     assert result.cache_config["CACHE_TYPE"] == "RedisCache"
