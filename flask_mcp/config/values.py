@@ -8,6 +8,7 @@ must be.
 from __future__ import annotations
 
 import datetime
+import math
 import typing as t
 
 __all__ = [
@@ -57,11 +58,15 @@ def fraction(config: t.Mapping[str, t.Any], key: str) -> float:
 
 
 def optional_number(config: t.Mapping[str, t.Any], key: str) -> float | None:
-    """``config[key]``: a positive number, or ``None``."""
+    """``config[key]``: a positive finite number, or ``None`` (where ``None`` is allowed, it is the no-bound value).
+
+    Infinity and NaN are refused: a wait of infinite seconds overflows the platform's clock (a
+    thread waiting on it would die), and NaN compares with nothing.
+    """
     value = config[key]
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
         raise ValueError(f"{key} must be a positive number or None, not {value!r}")
     return value
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from datetime import timedelta
 
@@ -36,9 +37,19 @@ def test_defaults() -> None:
 def test_the_audit_writer_s_linger_is_a_positive_number_of_seconds() -> None:
     assert settings().audit.linger == 1.0
     assert settings(MCP_AUDIT_LINGER=0.25).audit.linger == 0.25
-    for wrong in (0, -1, None, "1", True):
+    for wrong in (0, -1, None, "1", True, math.inf, math.nan):
         with pytest.raises(ValueError, match="MCP_AUDIT_LINGER"):
             settings(MCP_AUDIT_LINGER=wrong)
+
+
+@pytest.mark.parametrize(
+    "key", ["MCP_TASK_HEARTBEAT", "MCP_LISTEN_MAX_LIFETIME", "MCP_TOOL_TIMEOUT", "MCP_AUDIT_RETENTION_DAYS"]
+)
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_a_number_of_seconds_or_days_is_finite(key: str, value: float) -> None:
+    """No key takes infinity or NaN: where a key has no bound, ``None`` says so."""
+    with pytest.raises(ValueError, match=key):
+        settings(**{key: value})
 
 
 def test_cache_keys_are_passed_on_without_their_prefix() -> None:
