@@ -59,11 +59,11 @@ if t.TYPE_CHECKING:
 
     from ..binding.state import MCPState
     from ..core.audit import AuditSink
+    from ..core.context import Channel
     from ..core.plain_calls import PlainCall
     from ..core.rounds import Sealer
     from ..core.server import Server
     from ..policies.principal import Principal
-    from .channel import HTTPChannel
 
 __all__ = ["LaneCall", "answer", "recognise"]
 
@@ -191,7 +191,7 @@ def _streamed(
     if server.registry.tools is not call.tools and server.plain_call(call.name) is not plain:
         return None  # as in answer()
 
-    def handle(channel: HTTPChannel) -> dict[str, t.Any]:
+    def handle(channel: Channel) -> dict[str, t.Any]:
         if call.modern:
             return server.respond(call.request_id, "tools/call", _modern_run, server, call, client, channel, principal)
         context = Call(server, client, "tools/call", call.params, call.request_id, channel, principal).context()
@@ -214,7 +214,7 @@ def _envelope_client(call: LaneCall) -> ClientState:
 
 
 def _modern_run(
-    server: Server, call: LaneCall, client: ClientState, channel: HTTPChannel, principal: Principal | None
+    server: Server, call: LaneCall, client: ClientState, channel: Channel, principal: Principal | None
 ) -> dict[str, t.Any]:
     # As modern_request (core.dispatch) runs a call: a question to the client ends the request
     # with an input_required round.

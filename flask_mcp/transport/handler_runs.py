@@ -18,9 +18,11 @@ handler and the response take turns in one of two ways:
     and messages the handler sends from threads of its own go out at once;
     each call pays for a thread and the handoffs between the two.
 
-Either way the handler sees the request, and has an app context (and ``g``)
-of its own, torn down when it ends: the view's is torn down when the view
-returns, which may be halfway through the handler.
+Either way the handler sees the request. Inline, it runs in the view's app
+context (its ``g`` is the view's, as a plain tool's is); once its answer is a
+stream, that context's teardown waits for the handler's end, as Flask's
+:func:`~flask.stream_with_context` makes it wait for a stream's. On a thread,
+the handler has an app context of its own, torn down when it ends.
 """
 
 from __future__ import annotations
@@ -42,7 +44,18 @@ from flask.globals import _cv_app, _cv_request
 if t.TYPE_CHECKING:
     from flask.ctx import AppContext
 
-__all__ = ["CLOSE", "DONE", "KEEPALIVE", "MESSAGE", "HandlerRun", "InlineRun", "Item", "ThreadRun", "handler_run"]
+__all__ = [
+    "CLOSE",
+    "DONE",
+    "KEEPALIVE",
+    "MESSAGE",
+    "HandlerRun",
+    "InlineRun",
+    "Item",
+    "ThreadRun",
+    "handler_run",
+    "take_runner",
+]
 
 logger = logging.getLogger("flask_mcp")
 
@@ -79,6 +92,9 @@ class HandlerRun(t.Protocol):
     def finish(self) -> None:
         """From the response, which takes nothing more: let the handler run to its end."""
 
+    def outlive_view(self) -> None:
+        """From the view, whose answer is a stream: keep what the handler shares with it until the handler ends."""
+
 
 class ThreadRun:
     """The handler on a thread of its own, its items handed over through a queue."""
@@ -105,13 +121,20 @@ class ThreadRun:
     def finish(self) -> None:
         """Nothing: the thread runs to its end on its own."""
 
+    def outlive_view(self) -> None:
+        """Nothing: the thread's contexts are its own."""
+
 
 class InlineRun:
     """The handler in a greenlet of the request's thread, switching to its response at each item.
 
     Items put from another thread (a handler's own worker threads) cannot
     switch: they wait in order and go out when the handler next gives way.
-    The greenlet is one of the thread's runners (:func:`_runner`): it runs
+    The handler runs in the view's app context; once the view's answer is a
+    stream (:meth:`outlive_view`), the context is pushed once more, so that
+    the view's end does not tear it down, and popped in the response once the
+    handler ended: its teardown comes after the handler's last line.
+    The greenlet is one of the thread's runners (:func:`take_runner`): it runs
     one handler after another, so that a call does not pay for a greenlet's
     start (a stack of its own for Python's frames, mapped and unmapped).
 
@@ -132,28 +155,43 @@ class InlineRun:
         self._job: t.Callable[[], greenlet.greenlet] | None = None
         #: Set when the handler's run is over: its runner serves another request, or has ended.
         self.ended = False
+        #: The view's app context, pushed once more while the handler outlives the view.
+        self._kept: AppContext | None = None
 
     def start(self, work: t.Callable[[], None], name: str) -> None:
         """Take a runner for *work*, in the request's context variables; :meth:`get` starts it."""
-        run = self.greenlet = _runner()
+        run = self.greenlet = take_runner()
         run.gr_context = contextvars.copy_context()
         run.parent = self.reader  # should the run ever raise, the request gets the exception
-        self._job = functools.partial(self._run, work, _cv_app.get(None))
+        self._job = functools.partial(self._run, work)
 
-    def _run(self, work: t.Callable[[], None], view_context: AppContext | None) -> greenlet.greenlet:
+    def _run(self, work: t.Callable[[], None]) -> greenlet.greenlet:
         self.due = time.monotonic() + self.keepalive
         try:
-            if view_context is None:
-                work()
-            else:
-                # An app context of its own, torn down when the handler ends: the view's is torn
-                # down when the view returns (Flask's teardown, a database session), which may be
-                # halfway through the handler.
-                with view_context.app.app_context():
-                    work()
+            work()
         finally:
             self.ended = True
         return self.reader
+
+    def outlive_view(self) -> None:
+        """Push the view's app context once more, so that the view's end leaves it to the handler.
+
+        Called in the view (the tokens of a context variable are reset in the
+        context they were made in: the request's); the response pops it once
+        the handler ended (:meth:`get`, :meth:`finish`).
+        """
+        if self.ended or self._kept is not None:
+            return
+        context = _cv_app.get(None)
+        if context is not None:
+            context.push()
+            self._kept = context
+
+    def _release(self) -> None:
+        """The handler ended: pop the app context kept for it (its teardown, when the view already ended)."""
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            kept.pop()
 
     def _resume(self) -> t.Any:
         """Switch to the handler until it gives an item, or ends (:attr:`ended`)."""
@@ -191,7 +229,11 @@ class InlineRun:
                     "this WSGI server reads the response in another thread than the request's: "
                     "set MCP_STREAM_THREADS = True"
                 )
-            item: Item = self._resume()
+            try:
+                item: Item = self._resume()
+            finally:
+                if self.ended:
+                    self._release()
             if not self.ended:
                 return item
             if self.foreign:  # put by other threads before the handler's end
@@ -213,8 +255,12 @@ class InlineRun:
         if threading.get_ident() != self.thread:
             logger.error("MCP: a streamed handler was left unfinished: its response was closed in another thread")
             return
-        while not self.ended:
-            self._resume()
+        try:
+            while not self.ended:
+                self._resume()
+        finally:
+            if self.ended:
+                self._release()
 
 
 #: Idle runners a thread keeps at most (a server that runs many requests in one thread, gevent's,
@@ -223,8 +269,8 @@ MAX_IDLE_RUNNERS = 8
 _idle = threading.local()
 
 
-def _runner() -> greenlet.greenlet:
-    """An idle runner of this thread, or a new one."""
+def take_runner() -> greenlet.greenlet:
+    """An idle runner of this thread, or a new one: switch to it with the job to run (see :func:`_serve`)."""
     runners: list[greenlet.greenlet] | None = getattr(_idle, "runners", None)
     if runners:
         return runners.pop()

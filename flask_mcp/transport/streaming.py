@@ -31,12 +31,14 @@ from .answer import EVENT_STREAM_HEADERS, EventStreamAnswer, JSONAnswer
 from .channel import HTTPChannel
 from .deadline import socket_of
 from .handler_runs import CLOSE, DONE, KEEPALIVE, Item, handler_run
+from .inline_stream import InlineStream
 from .lost_requests import LostRequest
 from .status import http_status
 
 if t.TYPE_CHECKING:
     from ..binding.state import MCPState
     from ..core.client import ClientState
+    from ..core.context import Channel
     from ..policies.principal import Principal
     from ..stores.events import EventLog
     from ..stores.sessions import Session
@@ -79,7 +81,7 @@ def respond(
         HTTP statuses, its stream has no event ids, and closing it cancels the handler.
     """
 
-    def handle(channel: HTTPChannel) -> dict[str, t.Any] | None:
+    def handle(channel: Channel) -> dict[str, t.Any] | None:
         return state.server.handle(message, client, channel, principal)
 
     return respond_with(state, message.id, handle, client, session, modern, principal)
@@ -88,7 +90,7 @@ def respond(
 def respond_with(
     state: MCPState,
     request_id: jsonrpc.RequestId,
-    handle: t.Callable[[HTTPChannel], dict[str, t.Any] | None],
+    handle: t.Callable[[Channel], dict[str, t.Any] | None],
     client: ClientState,
     session: Session | None = None,
     modern: bool = False,
@@ -101,6 +103,8 @@ def respond_with(
 
     :param principal: the authenticated caller, whose questions the handler asks.
     """
+    if modern and not state.settings.stream_threads:
+        return _respond_inline(state, request_id, handle)
     run = handler_run(state.settings.stream_threads, state.settings.sse_keepalive)
     channel = HTTPChannel(state, client, request_id, modern, run, principal)
     session_id = client.session_id
@@ -148,9 +152,34 @@ def respond_with(
     if first[0] == DONE and not channel.streaming:  # nothing was streamed: the fast JSON answer
         status, headers = http_status(first[2], state.auth, modern)
         return JSONAnswer(state.server.serialize(first[2]), status, headers)
-    # No request context around the stream: the handler has its own (handler_runs), the stream needs none.
-    # A handler whose stream it closed (ctx.close_stream) runs on once the response is sent.
+    # The handler runs on after the view: the app context it shares with the view stays until it ends
+    # (handler_runs). A handler whose stream it closed (ctx.close_stream) runs on once the response is sent.
+    run.outlive_view()
     return EventStreamAnswer(_post_stream(state, channel, first), run.finish)
+
+
+def _respond_inline(
+    state: MCPState, request_id: jsonrpc.RequestId, handle: t.Callable[[Channel], dict[str, t.Any] | None]
+) -> Response:
+    """:func:`respond_with` for a 2026-07-28 request, its handler inline (:mod:`~flask_mcp.transport.inline_stream`)."""
+    server = state.server
+
+    def work(stream: InlineStream) -> dict[str, t.Any]:
+        try:
+            response = handle(stream)
+        except state.store_errors as exc:
+            response = jsonrpc.failure(request_id, unavailable(exc))
+        if response is None:
+            response = jsonrpc.failure(request_id, server.internal_error(RuntimeError("handler failed")))
+        return response
+
+    stream = InlineStream(state.settings.sse_keepalive, server.serialize)
+    response = stream.run(work)
+    if response is not None:  # nothing was streamed: the fast JSON answer
+        status, headers = http_status(response, state.auth, True)
+        return JSONAnswer(server.serialize(response), status, headers)
+    stream.outlive_view()
+    return EventStreamAnswer(stream, stream.closed)
 
 
 def _post_stream(state: MCPState, channel: HTTPChannel, first: Item) -> t.Iterator[bytes]:

@@ -25,6 +25,7 @@ from flask_mcp.testing.client import ACCEPT
 from flask_mcp.transport import handler_runs
 from flask_mcp.transport.channel import HTTPChannel
 from flask_mcp.transport.handler_runs import DONE, MESSAGE, InlineRun
+from flask_mcp.transport.inline_stream import InlineStream
 
 MODERN = "2026-07-28"
 
@@ -303,14 +304,16 @@ def test_an_ended_call_leaves_nothing_to_the_garbage_collector(
 
     What a busy server leaves to the collector, the collector's passes charge to every request.
     """
-    channels: list[weakref.ref[HTTPChannel]] = []
-    made = HTTPChannel.__init__
+    # A 2026-07-28 call's inline channel is its stream (inline_stream.py); a handshake one's an HTTPChannel.
+    kind_of_channel: type[t.Any] = InlineStream if era == "modern" else HTTPChannel
+    channels: list[weakref.ref[t.Any]] = []
+    made = kind_of_channel.__init__
 
-    def noting(channel: HTTPChannel, *args: t.Any, **kwargs: t.Any) -> None:
+    def noting(channel: t.Any, *args: t.Any, **kwargs: t.Any) -> None:
         made(channel, *args, **kwargs)
         channels.append(weakref.ref(channel))
 
-    monkeypatch.setattr(HTTPChannel, "__init__", noting)
+    monkeypatch.setattr(kind_of_channel, "__init__", noting)
     app = make_app(build())
     session = session_of(app) if era == "handshake" else None
     post(app, era, session, 1, progress)  # the thread's runner made, the imports done
