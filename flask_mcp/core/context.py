@@ -33,6 +33,7 @@ import typing as t
 import marshmallow as ma
 
 from ..protocol import jsonrpc
+from ..protocol.envelope import LOG_LEVEL
 from ..protocol.jsonrpc import MCPError
 from ..protocol.versions import LOG_LEVELS
 from ..schemas.hints import InjectedParameter
@@ -53,6 +54,7 @@ __all__ = [
     "NoAnswer",
     "StateStore",
     "StateUnavailable",
+    "notifications_asked",
     "requests_unavailable",
     "use_state_store",
 ]
@@ -90,6 +92,19 @@ class Channel(t.Protocol):
 
     def unavailable(self) -> str | None:
         """Why requests to the client cannot be sent on this channel, or ``None`` when they can."""
+
+
+def notifications_asked(params: dict[str, t.Any]) -> bool:
+    """Whether a 2026-07-28 request asked for anything its handler's context sends while it runs.
+
+    That is progress (a ``progressToken``) and log messages (a log level in
+    its envelope): :meth:`Context.report_progress` and :meth:`Context.log`
+    send nothing else in this revision, and nothing without them. A request
+    that asked for neither is answered when its handler returns, so a
+    transport may run that handler as it runs one without a context.
+    """
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and (meta.get("progressToken") is not None or meta.get(LOG_LEVEL) is not None)
 
 
 def requests_unavailable(channel: Channel | None) -> str | None:

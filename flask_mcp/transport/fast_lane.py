@@ -34,6 +34,7 @@ import typing as t
 
 from ..core.audit_calls import SeenClient, error_outcome, record_call, result_outcome
 from ..core.client import Call, ClientState
+from ..core.context import notifications_asked
 from ..core.modern import completed, finish
 from ..core.rounds import InputRequired, Round
 from ..protocol import jsonrpc
@@ -198,7 +199,8 @@ def _streamed(
         kwargs = {**call.kwargs, t.cast(str, plain.context): context}
         return server.respond(call.request_id, "tools/call", plain.run, server, kwargs)
 
-    return respond_with(state, call.request_id, handle, client, session, call.modern, principal)
+    quiet = call.modern and not notifications_asked(call.params)
+    return respond_with(state, call.request_id, handle, client, session, call.modern, principal, quiet)
 
 
 def _envelope_client(call: LaneCall) -> ClientState:

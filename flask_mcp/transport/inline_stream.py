@@ -133,11 +133,18 @@ class InlineStream:
 
     # The run, from the view.
 
-    def run(self, handle: t.Callable[[InlineStream], dict[str, t.Any]]) -> dict[str, t.Any] | None:
+    def run(self, handle: t.Callable[[InlineStream], dict[str, t.Any]], here: bool = False) -> dict[str, t.Any] | None:
         """Run *handle* until its first message; its response when it sent none (then it has ended).
 
         Otherwise the answer is a stream: :meth:`outlive_view`, then this object is its body.
+
+        :param here: run it to its end in the view, as a handler without a context runs: for a
+            request that asked for nothing it could send (:func:`~flask_mcp.core.context.notifications_asked`).
+            Whatever it sends all the same waits, and the stream carries it with the response.
         """
+        if here:
+            self._run(handle)
+            return None if self.streaming else t.cast(dict[str, t.Any], self.final)
         runner = self.runner = take_runner()
         runner.gr_context = contextvars.copy_context()
         runner.parent = self.reader  # should the run ever raise, the request gets the exception

@@ -23,6 +23,7 @@ import typing as t
 
 from flask import Response, request, stream_with_context
 
+from ..core.context import notifications_asked
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import SERVICE_UNAVAILABLE, MCPError
 from ..stores.events import BROADCAST, GAP_GRACE, event_count, parse_event_id
@@ -84,7 +85,8 @@ def respond(
     def handle(channel: Channel) -> dict[str, t.Any] | None:
         return state.server.handle(message, client, channel, principal)
 
-    return respond_with(state, message.id, handle, client, session, modern, principal)
+    quiet = modern and not notifications_asked(message.params)
+    return respond_with(state, message.id, handle, client, session, modern, principal, quiet)
 
 
 def respond_with(
@@ -95,6 +97,7 @@ def respond_with(
     session: Session | None = None,
     modern: bool = False,
     principal: Principal | None = None,
+    quiet: bool = False,
 ) -> Response:
     """:func:`respond` with *handle*, which answers the request *request_id* given its channel.
 
@@ -102,9 +105,11 @@ def respond_with(
     (:mod:`~flask_mcp.transport.fast_lane`) runs its tool straight from here.
 
     :param principal: the authenticated caller, whose questions the handler asks.
+    :param quiet: a 2026-07-28 request that asked for nothing its handler could send
+        (:func:`~flask_mcp.core.context.notifications_asked`): its handler runs in the view.
     """
     if modern and not state.settings.stream_threads:
-        return _respond_inline(state, request_id, handle)
+        return _respond_inline(state, request_id, handle, quiet)
     run = handler_run(state.settings.stream_threads, state.settings.sse_keepalive)
     channel = HTTPChannel(state, client, request_id, modern, run, principal)
     session_id = client.session_id
@@ -159,7 +164,10 @@ def respond_with(
 
 
 def _respond_inline(
-    state: MCPState, request_id: jsonrpc.RequestId, handle: t.Callable[[Channel], dict[str, t.Any] | None]
+    state: MCPState,
+    request_id: jsonrpc.RequestId,
+    handle: t.Callable[[Channel], dict[str, t.Any] | None],
+    quiet: bool = False,
 ) -> Response:
     """:func:`respond_with` for a 2026-07-28 request, its handler inline (:mod:`~flask_mcp.transport.inline_stream`)."""
     server = state.server
@@ -174,7 +182,7 @@ def _respond_inline(
         return response
 
     stream = InlineStream(state.settings.sse_keepalive, server.serialize)
-    response = stream.run(work)
+    response = stream.run(work, here=quiet)
     if response is not None:  # nothing was streamed: the fast JSON answer
         status, headers = http_status(response, state.auth, True)
         return JSONAnswer(server.serialize(response), status, headers)

@@ -10,7 +10,7 @@ import pytest
 from flask_mcp import MCP, Context, Principal, ScopeRequired
 from flask_mcp.components.registry import Registry
 from flask_mcp.core.client import Call, ClientState
-from flask_mcp.core.context import StateUnavailable, use_state_store
+from flask_mcp.core.context import StateUnavailable, notifications_asked, use_state_store
 from flask_mcp.core.server import Server
 from flask_mcp.protocol import jsonrpc
 from flask_mcp.protocol.jsonrpc import MCPError
@@ -342,3 +342,21 @@ def test_a_nested_read_that_asks_for_input_fails_in_the_modern_era(
     client = make_client(make_app(mcp), era="modern", capabilities={"elicitation": {}})
     text = client.call_tool("outer")["content"][0]["text"]
     assert text == "-32603 resource ask://x asks for input, which a nested read cannot forward"
+
+
+@pytest.mark.parametrize(
+    ("meta", "asked"),
+    [
+        (None, False),
+        ("not an object", False),
+        ({}, False),
+        ({"progressToken": None, "io.modelcontextprotocol/logLevel": None}, False),
+        ({"progressToken": 0}, True),
+        ({"progressToken": "p"}, True),
+        ({"io.modelcontextprotocol/logLevel": "debug"}, True),
+    ],
+)
+def test_notifications_are_asked_for_with_a_progress_token_or_a_log_level(meta: object, asked: bool) -> None:
+    """What a 2026-07-28 request may get while it runs (a transport runs the handler of one asking none in its view)."""
+    params = {"name": "x"} if meta is None else {"name": "x", "_meta": meta}
+    assert notifications_asked(params) is asked

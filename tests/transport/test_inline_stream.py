@@ -13,6 +13,7 @@ import queue
 import threading
 import typing as t
 
+import greenlet
 import pytest
 from flask import Flask, g
 from flask.globals import _cv_app
@@ -179,3 +180,59 @@ def test_a_handler_looking_at_cancelled_gives_the_stream_its_keep_alives(looks: 
     chunks = list(stream)
     assert chunks[0].startswith(b"event: message") and chunks[-1] == b"event: message\ndata: {}\n\n"
     assert chunks[1:-1] == [b": keep-alive\n\n"] * looks
+
+
+@pytest.mark.parametrize(
+    ("meta", "in_the_view"),
+    [
+        ({}, True),
+        ({"progressToken": None}, True),
+        ({"progressToken": "p"}, False),
+        ({"io.modelcontextprotocol/logLevel": "info"}, False),
+    ],
+    ids=["nothing asked", "no token", "progress asked", "log messages asked"],
+)
+def test_a_call_that_asked_for_nothing_its_handler_sends_runs_in_the_view(
+    make_app: t.Callable[..., Flask], meta: dict[str, t.Any], in_the_view: bool
+) -> None:
+    """No greenlet for a handler that can send nothing: the answer is its result."""
+    mcp = MCP(name="quiet")
+    ran_in: list[object] = []
+
+    @mcp.tool()
+    def sums(a: int, b: int, ctx: Context) -> int:
+        ran_in.append(greenlet.getcurrent())
+        ctx.report_progress(1, 1)
+        ctx.info("summing")
+        return a + b
+
+    app = make_app(mcp)
+    headers = {"Accept": ACCEPT, "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "sums"}
+    envelope = {PROTOCOL_VERSION: MODERN, CLIENT_CAPABILITIES: {}, **meta}
+    params = {"name": "sums", "arguments": {"a": 1, "b": 2}, "_meta": envelope}
+    body = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params}
+    response = app.test_client().post("/mcp", json=body, headers=headers)
+    assert (ran_in[0] is greenlet.getcurrent()) is in_the_view
+    if in_the_view:
+        assert response.mimetype == "application/json"
+        result = response.get_json()["result"]
+    else:
+        assert response.mimetype == "text/event-stream"
+        *notes, last = messages(response.get_data())
+        assert notes and {note["method"] for note in notes} <= {"notifications/progress", "notifications/message"}
+        result = last["result"]
+    assert result["structuredContent"] == {"result": 3}
+
+
+def test_what_a_handler_run_in_the_view_sends_all_the_same_goes_out_with_its_response() -> None:
+    """Should a handler that could send nothing send something, it is not lost: it precedes the response."""
+    stream = InlineStream(15.0, lambda response: b"{}")
+
+    def handle(channel: t.Any) -> dict[str, t.Any]:
+        channel.notify("notifications/message", {"level": "info", "data": "anyway"})
+        assert channel.cancelled() is False
+        return {}
+
+    assert stream.run(handle, here=True) is None
+    chunks = list(stream)
+    assert len(chunks) == 2 and b'"anyway"' in chunks[0] and chunks[1] == b"event: message\ndata: {}\n\n"
