@@ -26,6 +26,7 @@ from flask_mcp.transport import handler_runs
 from flask_mcp.transport.channel import HTTPChannel
 from flask_mcp.transport.handler_runs import DONE, MESSAGE, InlineRun
 from flask_mcp.transport.inline_stream import InlineStream
+from tests.threads import raised_in_another_thread
 
 MODERN = "2026-07-28"
 
@@ -176,18 +177,8 @@ def test_an_inline_run_read_from_another_thread_says_what_to_set() -> None:
     """A WSGI server that reads the body in another thread than it called the app in cannot resume a greenlet."""
     run = InlineRun()
     run.start(lambda: run.put((DONE, None, {}), last=True), "r")
-    failure: queue.Queue[BaseException] = queue.Queue()
-
-    def read() -> None:
-        try:
-            run.get()
-        except RuntimeError as exc:
-            failure.put(exc)
-
-    reader = threading.Thread(target=read)
-    reader.start()
-    reader.join()
-    assert "MCP_STREAM_THREADS" in str(failure.get_nowait())
+    failure = raised_in_another_thread(run.get)
+    assert isinstance(failure, RuntimeError) and "MCP_STREAM_THREADS" in str(failure)
     assert run.get() == (DONE, None, {})  # the thread it belongs to still can
 
 

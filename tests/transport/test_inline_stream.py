@@ -22,6 +22,7 @@ from flask_mcp import MCP, Context
 from flask_mcp.protocol.envelope import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from flask_mcp.testing.client import ACCEPT
 from flask_mcp.transport.inline_stream import InlineStream
+from tests.threads import raised_in_another_thread
 
 MODERN = "2026-07-28"
 
@@ -149,18 +150,8 @@ def test_a_stream_read_from_another_thread_says_what_to_set() -> None:
 
     assert stream.run(handle) is None
     assert b"notifications/message" in next(stream)
-    failure: queue.Queue[BaseException] = queue.Queue()
-
-    def read() -> None:
-        try:
-            next(stream)
-        except RuntimeError as exc:
-            failure.put(exc)
-
-    reader = threading.Thread(target=read)
-    reader.start()
-    reader.join()
-    assert "MCP_STREAM_THREADS" in str(failure.get_nowait())
+    failure = raised_in_another_thread(lambda: next(stream))
+    assert isinstance(failure, RuntimeError) and "MCP_STREAM_THREADS" in str(failure)
     assert list(stream) == [b'event: message\ndata: {"jsonrpc": "2.0", "id": 1, "result": {}}\n\n']
 
 
