@@ -52,8 +52,11 @@ __all__ = [
     "HandlerRun",
     "InlineRun",
     "Item",
+    "KeptContext",
     "ThreadRun",
     "handler_run",
+    "left_unfinished",
+    "read_in_another_thread",
     "take_runner",
 ]
 
@@ -72,6 +75,49 @@ Item = tuple[str, str | None, t.Any]
 _PAUSE: Item = (KEEPALIVE, None, None)
 #: What a runner hands its reader when the handler's run is over.
 _ENDED = object()
+
+
+def read_in_another_thread() -> RuntimeError:
+    """The error of an inline handler's response read in another thread than the request's (no greenlet follows)."""
+    return RuntimeError(
+        "this WSGI server reads the response in another thread than the request's: set MCP_STREAM_THREADS = True"
+    )
+
+
+def left_unfinished() -> None:
+    """Say that an inline handler's response was closed in another thread, so its handler never ends."""
+    logger.error("MCP: a streamed handler was left unfinished: its response was closed in another thread")
+
+
+class KeptContext:
+    """The view's app context, pushed once more for an inline handler that outlives the view.
+
+    :meth:`keep` is called in the view, :meth:`release` in the response once
+    the handler ended: a context variable's tokens are reset in the context
+    they were made in, the request's. Flask's pop at the view's end then
+    leaves the context to the handler, and its teardown comes after the
+    handler's last line, as :func:`~flask.stream_with_context` makes a
+    stream's teardown wait.
+    """
+
+    __slots__ = ("_context",)
+
+    def __init__(self) -> None:
+        self._context: AppContext | None = None
+
+    def keep(self) -> None:
+        """Push the current app context once more, if there is one (once)."""
+        if self._context is None:
+            context = _cv_app.get(None)
+            if context is not None:
+                context.push()
+                self._context = context
+
+    def release(self) -> None:
+        """Pop it again: its teardown, when the view already ended."""
+        context, self._context = self._context, None
+        if context is not None:
+            context.pop()
 
 
 class HandlerRun(t.Protocol):
@@ -155,8 +201,8 @@ class InlineRun:
         self._job: t.Callable[[], greenlet.greenlet] | None = None
         #: Set when the handler's run is over: its runner serves another request, or has ended.
         self.ended = False
-        #: The view's app context, pushed once more while the handler outlives the view.
-        self._kept: AppContext | None = None
+        #: The view's app context, kept while the handler outlives the view.
+        self._kept = KeptContext()
 
     def start(self, work: t.Callable[[], None], name: str) -> None:
         """Take a runner for *work*, in the request's context variables; :meth:`get` starts it."""
@@ -174,24 +220,10 @@ class InlineRun:
         return self.reader
 
     def outlive_view(self) -> None:
-        """Push the view's app context once more, so that the view's end leaves it to the handler.
-
-        Called in the view (the tokens of a context variable are reset in the
-        context they were made in: the request's); the response pops it once
-        the handler ended (:meth:`get`, :meth:`finish`).
-        """
-        if self.ended or self._kept is not None:
-            return
-        context = _cv_app.get(None)
-        if context is not None:
-            context.push()
-            self._kept = context
-
-    def _release(self) -> None:
-        """The handler ended: pop the app context kept for it (its teardown, when the view already ended)."""
-        kept, self._kept = self._kept, None
-        if kept is not None:
-            kept.pop()
+        """Keep the view's app context for the handler (:class:`KeptContext`); :meth:`get` and :meth:`finish`
+        release it once the handler ended."""
+        if not self.ended:
+            self._kept.keep()
 
     def _resume(self) -> t.Any:
         """Switch to the handler until it gives an item, or ends (:attr:`ended`)."""
@@ -225,15 +257,12 @@ class InlineRun:
             return self.foreign.popleft()
         if not self.ended:
             if threading.get_ident() != self.thread:
-                raise RuntimeError(
-                    "this WSGI server reads the response in another thread than the request's: "
-                    "set MCP_STREAM_THREADS = True"
-                )
+                raise read_in_another_thread()
             try:
                 item: Item = self._resume()
             finally:
                 if self.ended:
-                    self._release()
+                    self._kept.release()
             if not self.ended:
                 return item
             if self.foreign:  # put by other threads before the handler's end
@@ -253,14 +282,14 @@ class InlineRun:
         if self.greenlet is None or self.ended:
             return
         if threading.get_ident() != self.thread:
-            logger.error("MCP: a streamed handler was left unfinished: its response was closed in another thread")
+            left_unfinished()
             return
         try:
             while not self.ended:
                 self._resume()
         finally:
             if self.ended:
-                self._release()
+                self._kept.release()
 
 
 #: Idle runners a thread keeps at most (a server that runs many requests in one thread, gevent's,

@@ -32,24 +32,17 @@ from __future__ import annotations
 import collections
 import contextvars
 import functools
-import logging
 import math
 import threading
 import typing as t
 from time import monotonic
 
 import greenlet
-from flask.globals import _cv_app
 
 from ..protocol import jsonrpc
-from .handler_runs import take_runner
-
-if t.TYPE_CHECKING:
-    from flask.ctx import AppContext
+from .handler_runs import KeptContext, left_unfinished, read_in_another_thread, take_runner
 
 __all__ = ["InlineStream"]
-
-logger = logging.getLogger("flask_mcp")
 
 #: What a handler's run switches to the response with when it gives the stream a turn for a keep-alive.
 _TURN = object()
@@ -93,7 +86,7 @@ class InlineStream:
         #: Orders the messages of the handler's threads against the choice of JSON or a stream.
         self.lock = threading.Lock()
         self._first: bytes | None = None
-        self._kept: AppContext | None = None
+        self._kept = KeptContext()
 
     # What the handler's Context sends through (core.context.Channel).
 
@@ -169,15 +162,10 @@ class InlineStream:
         return self.reader
 
     def outlive_view(self) -> None:
-        """Push the view's app context once more: the view's end leaves it to the handler, whose end pops it.
-
-        Called in the view, whose context variables' tokens the response resets
-        (:meth:`~flask_mcp.transport.handler_runs.InlineRun.outlive_view`).
-        """
-        context = _cv_app.get(None)
-        if context is not None and not self.ended:
-            context.push()
-            self._kept = context
+        """From the view, whose answer is a stream: keep its app context for the handler, whose end releases it
+        (:class:`~flask_mcp.transport.handler_runs.KeptContext`)."""
+        if not self.ended:
+            self._kept.keep()
 
     # The response's body, read by the server.
 
@@ -206,21 +194,13 @@ class InlineStream:
     def _resume(self) -> t.Any:
         """Switch to the handler until it sends something, or ends; pop the kept context once it ended."""
         if threading.get_ident() != self.thread:
-            raise RuntimeError(
-                "this WSGI server reads the response in another thread than the request's: "
-                "set MCP_STREAM_THREADS = True"
-            )
+            raise read_in_another_thread()
         self.reader = greenlet.getcurrent()
         try:
             return t.cast(greenlet.greenlet, self.runner).switch()
         finally:
             if self.ended:
-                self._release()
-
-    def _release(self) -> None:
-        kept, self._kept = self._kept, None
-        if kept is not None:
-            kept.pop()
+                self._kept.release()
 
     def closed(self) -> None:
         """The server is done with the response: before the response, the client left, which cancels the request.
@@ -228,10 +208,10 @@ class InlineStream:
         The handler then runs to its end, its further messages unsent (``ctx.cancelled`` tells it).
         """
         if self.ended:
-            self._release()
+            self._kept.release()
             return
         if threading.get_ident() != self.thread:
-            logger.error("MCP: a streamed handler was left unfinished: its response was closed in another thread")
+            left_unfinished()
             return
         self.abandoned = True
         while not self.ended:
